@@ -1,0 +1,44 @@
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "apps/bench/bench.hpp"
+#include "apps/bench/benches.hpp"
+
+namespace tp::bench {
+
+namespace {
+const char* kUsage =
+    "usage: bench NAME [options]   (NAME --help for its options)\n"
+    "  pingpong  one-way latency of a one-word ping-pong between two pinned threads, per\n"
+    "            transport, with a `raw` row (one atomic per direction): the physical floor\n"
+    "  stream    messages per second streaming items, single and in bursts of 8 and 32, per\n"
+    "            transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue\n"
+    "  asym      receive one-way latency of an asymmetric channel against its sender count,\n"
+    "            one sender active and the others idle, per transport\n";
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string name = argv[1];
+    try {
+        if (name == "pingpong") return run_pingpong(argc, argv);
+        if (name == "stream") return run_stream(argc, argv);
+        if (name == "asym") return run_asym(argc, argv);
+        std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "bench %s: %s\n", name.c_str(), e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench %s: %s\n", name.c_str(), e.what());
+        return 1;
+    }
+}
+
+}  // namespace tp::bench

@@ -1,0 +1,183 @@
+// bench pingpong: one-way latency of a one-word ping-pong between two pinned threads, per
+// transport, plus `raw`: a bare ping-pong of one atomic per direction, each on its own cache
+// line, the physical floor on this host (the analog of the paper's Table II).
+//
+// The ping thread times every round trip with the TSC; one-way = round trip / 2. Both sides
+// poll with a CPU pause between attempts, in every row alike.
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "apps/bench/benches.hpp"
+#include "apps/bench/harness.hpp"
+#include "apps/bench/queues.hpp"
+#include "framework/channel/channel_factory.hpp"
+#include "framework/runtime/wait_policy.hpp"
+
+namespace tp::bench {
+
+namespace {
+
+const char* kHelp =
+    "usage: bench pingpong [options]\n"
+    "One-way latency of a one-word ping-pong between two pinned threads, per transport, with a\n"
+    "`raw` row (one atomic per direction, each on its own cache line).\n"
+    "  --iters N          round trips per measurement (default 200000)\n"
+    "  --capacity K       slots per channel (default 64)\n";
+
+struct OneWay {  // one measurement, in TSC ticks
+    double avg = 0, std = 0, max = 0;
+    uint64_t errors = 0;
+};
+
+// Runs `pong(i)` on cpu_b and times `ping(i)` on cpu_a, for warm-up + iters rounds.
+template <typename Ping, typename Pong>
+OneWay measure(const Common& c, uint64_t iters, Ping&& ping, Pong&& pong) {
+    const uint64_t warmup = iters / 10 + 100;
+    std::atomic<int> ready{0};
+    auto start = [&] {
+        ready.fetch_add(1);  // seq_cst: a start line, off the measured path
+        while (ready.load() != 2) cpu_pause();
+    };
+    std::thread echo([&] {
+        pin(c.cpu_b);
+        start();
+        for (uint64_t i = 0; i < warmup + iters; ++i) pong(i);
+    });
+    std::vector<uint64_t> rtt(iters);
+    OneWay r;
+    std::thread timer([&] {
+        pin(c.cpu_a);
+        start();
+        for (uint64_t i = 0; i < warmup; ++i) r.errors += !ping(i);
+        for (uint64_t i = 0; i < iters; ++i) {
+            const uint64_t t0 = ticks();
+            r.errors += !ping(warmup + i);
+            rtt[i] = ticks() - t0;
+        }
+    });
+    timer.join();
+    echo.join();
+    double sum = 0, sq = 0, mx = 0;
+    for (uint64_t t : rtt) {
+        const double one_way = static_cast<double>(t) / 2;
+        sum += one_way;
+        sq += one_way * one_way;
+        mx = std::max(mx, one_way);
+    }
+    r.avg = sum / static_cast<double>(iters);
+    r.std = std::sqrt(std::max(0.0, sq / static_cast<double>(iters) - r.avg * r.avg));
+    r.max = mx;
+    return r;
+}
+
+OneWay measure_raw(const Common& c, uint64_t iters) {
+    struct alignas(64) Line {
+        std::atomic<uint64_t> v{~0ull};
+    };
+    Line there, back;
+    return measure(
+        c, iters,
+        [&](uint64_t i) {
+            there.v.store(i, std::memory_order_release);  // release/acquire: the word is the message
+            while (back.v.load(std::memory_order_acquire) != i) cpu_pause();
+            return true;
+        },
+        [&](uint64_t i) {
+            while (there.v.load(std::memory_order_acquire) != i) cpu_pause();
+            back.v.store(i, std::memory_order_release);
+        });
+}
+
+OneWay measure_transport(const Common& c, const std::string& name, uint64_t iters, uint32_t capacity) {
+    OneWay r;
+    visit_queue<uint64_t>(name, [&]<typename Q>(std::type_identity<Q>) {
+        Q there(capacity), back(capacity);
+        r = measure(
+            c, iters,
+            [&](uint64_t i) {
+                while (!there.try_send(i)) cpu_pause();
+                uint64_t v;
+                while (!back.try_recv(v)) cpu_pause();
+                return v == i;
+            },
+            [&](uint64_t) {
+                uint64_t v;
+                while (!there.try_recv(v)) cpu_pause();
+                while (!back.try_send(v)) cpu_pause();
+            });
+    });
+    return r;
+}
+
+}  // namespace
+
+int run_pingpong(int argc, char** argv) {
+    const Args args(argc, argv, {"reps", "cpus", "transports", "json", "iters", "capacity"}, {"help"});
+    if (args.has("help")) {
+        std::printf("%s%s", kHelp, kCommonHelp);
+        return 0;
+    }
+    const Common c = parse_common(args, transport_names());
+    const uint64_t iters = std::max<uint64_t>(1, args.num("iters", 200000));
+    const auto capacity = static_cast<uint32_t>(args.num("capacity", 64));
+    start_eal_if_needed(c.transports);
+
+    std::vector<std::string> cases{"raw"};
+    cases.insert(cases.end(), c.transports.begin(), c.transports.end());
+    std::vector<std::vector<OneWay>> runs(cases.size());
+    interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
+        runs[k].push_back(k == 0 ? measure_raw(c, iters) : measure_transport(c, cases[k], iters, capacity));
+    });
+
+    const double tpn = ticks_per_ns();
+    std::vector<nlohmann::json> rows;
+    uint64_t errors = 0;
+    for (size_t k = 0; k < cases.size(); ++k) {
+        std::vector<double> avg, sd, mx, ratio;
+        for (unsigned r = 0; r < c.reps; ++r) {
+            const OneWay& w = runs[k][r];
+            avg.push_back(w.avg / tpn);
+            sd.push_back(w.std / tpn);
+            mx.push_back(w.max / tpn);
+            ratio.push_back(w.avg / runs[0][r].avg);  // against raw of the same repetition
+            errors += w.errors;
+        }
+        const Summary a = summarize(avg);
+        rows.push_back({{"transport", cases[k]},
+                        {"one_way_ns",
+                         {{"avg", a.median},
+                          {"avg_min", a.min},
+                          {"avg_max", a.max},
+                          {"std", summarize(sd).median},
+                          {"max", summarize(mx).median}}},
+                        {"one_way_cycles", a.median * tpn},
+                        {"vs_raw", summarize(ratio).median},
+                        {"reps", c.reps}});
+    }
+    char title[160];
+    std::snprintf(title, sizeof(title),
+                  "pingpong: one-way latency, CPUs %d,%d, %llu round trips x %u reps, K=%u (median of reps; "
+                  "vs_raw = median of per-rep ratios)",
+                  c.cpu_a, c.cpu_b, static_cast<unsigned long long>(iters), c.reps, capacity);
+    print_table(title, rows,
+                {{"transport", "/transport"},
+                 {"avg_ns", "/one_way_ns/avg"},
+                 {"min", "/one_way_ns/avg_min"},
+                 {"max", "/one_way_ns/avg_max"},
+                 {"std_ns", "/one_way_ns/std"},
+                 {"max_ns", "/one_way_ns/max"},
+                 {"cycles", "/one_way_cycles", 0},
+                 {"vs_raw", "/vs_raw", 2}});
+    write_json(c.json, "pingpong", rows);
+    if (errors != 0) {
+        std::fprintf(stderr, "bench pingpong: %llu replies did not match their ping\n",
+                     static_cast<unsigned long long>(errors));
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace tp::bench

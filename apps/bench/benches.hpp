@@ -1,0 +1,10 @@
+// The bench entry points tp::bench::main dispatches to; each parses its own options.
+#pragma once
+
+namespace tp::bench {
+
+int run_pingpong(int argc, char** argv);
+int run_stream(int argc, char** argv);
+int run_asym(int argc, char** argv);
+
+}  // namespace tp::bench

@@ -1,0 +1,197 @@
+#include "apps/bench/harness.hpp"
+
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "framework/eal/eal_session.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+
+namespace tp::bench {
+
+Args::Args(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags) {
+    auto known = [](const std::vector<std::string>& v, const std::string& s) {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    };
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'");
+        a = a.substr(2);
+        std::string value;
+        const auto eq = a.find('=');
+        if (eq != std::string::npos) {
+            value = a.substr(eq + 1);
+            a = a.substr(0, eq);
+        }
+        if (known(flags, a)) {
+            values_[a] = "1";
+        } else if (known(options, a)) {
+            if (eq == std::string::npos) {
+                if (i + 1 >= argc) throw std::invalid_argument("--" + a + " needs a value");
+                value = argv[++i];
+            }
+            values_[a] = value;
+        } else {
+            throw std::invalid_argument("unknown option --" + a + " (try --help)");
+        }
+    }
+}
+
+std::string Args::str(const std::string& name, const std::string& fallback) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? fallback : it->second;
+}
+
+uint64_t Args::num(const std::string& name, uint64_t fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    size_t used = 0;
+    uint64_t v = 0;
+    try {
+        v = std::stoull(it->second, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != it->second.size() || it->second.empty())
+        throw std::invalid_argument("--" + name + " needs a number, got '" + it->second + "'");
+    return v;
+}
+
+std::vector<std::string> Args::list(const std::string& name, const std::vector<std::string>& fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    std::vector<std::string> out;
+    std::stringstream ss(it->second);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+Common parse_common(const Args& args, const std::vector<std::string>& all_transports) {
+    Common c;
+    c.reps = static_cast<unsigned>(std::max<uint64_t>(1, args.num("reps", 5)));
+    c.json = args.str("json", "");
+    const std::vector<int> allowed = allowed_cpus();
+    c.cpu_a = allowed[0];
+    c.cpu_b = allowed.size() > 1 ? allowed[1] : allowed[0];
+    if (args.has("cpus")) {
+        const auto cpus = args.list("cpus", {});
+        if (cpus.size() != 2) throw std::invalid_argument("--cpus needs two CPUs: A,B");
+        c.cpu_a = std::stoi(cpus[0]);
+        c.cpu_b = std::stoi(cpus[1]);
+    }
+    c.transports = args.list("transports", all_transports);
+    for (const auto& t : c.transports)
+        if (std::find(all_transports.begin(), all_transports.end(), t) == all_transports.end()) {
+            std::string known;
+            for (const auto& k : all_transports) known += (known.empty() ? "" : ", ") + k;
+            throw std::invalid_argument("unknown transport '" + t + "' (known: " + known + ")");
+        }
+    return c;
+}
+
+void start_eal_if_needed(const std::vector<std::string>& transports) {
+    if (std::find(transports.begin(), transports.end(), "dpdk") != transports.end()) eal_start(EalOptions{});
+}
+
+void pin(int cpu) {
+    static bool warned = false;
+    if (!pin_current_thread(cpu) && !warned) {
+        warned = true;
+        std::fprintf(stderr, "bench: cannot pin a thread to CPU %d; results will be noisy\n", cpu);
+    }
+}
+
+Summary summarize(std::vector<double> v) {
+    Summary s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    s.min = v.front();
+    s.max = v.back();
+    return s;
+}
+
+void interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure) {
+    for (unsigned r = 0; r < reps; ++r) {
+        for (size_t c = 0; c < cases; ++c) {
+            measure(c, r);
+            std::fputc('.', stderr);
+        }
+        std::fputc(r + 1 == reps ? '\n' : ' ', stderr);
+    }
+}
+
+namespace {
+std::string cell(const nlohmann::json& row, const Column& c) {
+    const nlohmann::json::json_pointer p(c.pointer);
+    if (!row.contains(p)) return "-";
+    const auto& v = row.at(p);
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+    if (v.is_number()) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%.*f", c.decimals, v.get<double>());
+        return buf;
+    }
+    return v.dump();
+}
+}  // namespace
+
+void print_table(const std::string& title, const std::vector<nlohmann::json>& rows, const std::vector<Column>& columns) {
+    std::vector<std::vector<std::string>> cells;
+    std::vector<size_t> width;
+    for (const auto& c : columns) width.push_back(c.header.size());
+    for (const auto& r : rows) {
+        cells.emplace_back();
+        for (size_t i = 0; i < columns.size(); ++i) {
+            cells.back().push_back(cell(r, columns[i]));
+            width[i] = std::max(width[i], cells.back().back().size());
+        }
+    }
+    std::cout << title << '\n';
+    auto line = [&](const std::vector<std::string>& v) {
+        for (size_t i = 0; i < v.size(); ++i) {
+            const std::string pad(width[i] - v[i].size(), ' ');
+            std::cout << (i == 0 ? v[i] + pad : "  " + pad + v[i]);
+        }
+        std::cout << '\n';
+    };
+    std::vector<std::string> headers;
+    for (const auto& c : columns) headers.push_back(c.header);
+    line(headers);
+    for (const auto& r : cells) line(r);
+    std::cout.flush();
+}
+
+void write_json(const std::string& path, const std::string& name, const std::vector<nlohmann::json>& rows) {
+    if (path.empty()) return;
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << nlohmann::json{{"bench", name}, {"rows", rows}}.dump(2) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+uint64_t ticks() { return __rdtsc(); }
+
+double ticks_per_ns() {
+    static const double rate = [] {
+        const auto t0 = std::chrono::steady_clock::now();
+        const uint64_t c0 = __rdtsc();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const uint64_t c1 = __rdtsc();
+        const auto t1 = std::chrono::steady_clock::now();
+        return static_cast<double>(c1 - c0) / std::chrono::duration<double, std::nano>(t1 - t0).count();
+    }();
+    return rate;
+}
+
+}  // namespace tp::bench

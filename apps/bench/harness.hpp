@@ -1,0 +1,73 @@
+// The benches' shared harness: option parsing, interleaved repetitions, median/min/max,
+// table printing and the JSON report.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tp::bench {
+
+// `--name value` / `--name=value` options and `--flag`s; anything unknown is an error.
+class Args {
+public:
+    // `flags` take no value; every other known option takes one. Throws std::invalid_argument.
+    Args(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags);
+    bool has(const std::string& name) const { return values_.count(name) != 0; }
+    std::string str(const std::string& name, const std::string& fallback) const;
+    uint64_t num(const std::string& name, uint64_t fallback) const;
+    std::vector<std::string> list(const std::string& name, const std::vector<std::string>& fallback) const;
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+// The options every bench takes.
+struct Common {
+    unsigned reps = 5;
+    std::string json;                 // --json OUT
+    int cpu_a = 0, cpu_b = 1;         // --cpus A,B
+    std::vector<std::string> transports;  // --transports a,b,... (default: all)
+};
+inline const char* kCommonHelp =
+    "  --reps N           repetitions of each measurement (default 5, at least 1)\n"
+    "  --cpus A,B         the two CPUs to pin the threads to (default: the first two allowed)\n"
+    "  --transports LIST  comma-separated transports to measure (default: all)\n"
+    "  --json OUT         also write {\"bench\": NAME, \"rows\": [...]} to OUT\n"
+    "  --help             this text\n";
+Common parse_common(const Args& args, const std::vector<std::string>& all_transports);
+
+// Starts DPDK EAL when `dpdk` is among the transports measured.
+void start_eal_if_needed(const std::vector<std::string>& transports);
+
+// Pins the calling thread (warns once on stderr if the OS refuses).
+void pin(int cpu);
+
+struct Summary {
+    double median = 0, min = 0, max = 0;
+};
+Summary summarize(std::vector<double> values);
+
+// Runs `measure(case, rep)` for rep 0..reps-1 of every case, interleaved: all cases of
+// rep 0, then all of rep 1, ...; prints a dot per measurement on stderr.
+void interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure);
+
+// A column: header, JSON pointer into a row ("/one_way_ns/avg"), decimals.
+struct Column {
+    std::string header;
+    std::string pointer;
+    int decimals = 1;
+};
+void print_table(const std::string& title, const std::vector<nlohmann::json>& rows, const std::vector<Column>& columns);
+
+// Writes {"bench": name, "rows": rows} to `path` (no-op when empty); throws on I/O errors.
+void write_json(const std::string& path, const std::string& name, const std::vector<nlohmann::json>& rows);
+
+// TSC ticks (rdtsc) and its rate, measured once against the steady clock.
+uint64_t ticks();
+double ticks_per_ns();
+
+}  // namespace tp::bench

@@ -1,0 +1,48 @@
+#include "descriptors/mbuf_pool.hpp"
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <stdexcept>
+
+#include "descriptors/packet_desc.hpp"
+
+namespace tp {
+
+uint32_t frame_length(const PacketDesc& d) {
+    return d.length == PacketDesc::kLengthSaturated ? rte_pktmbuf_pkt_len(d.mbuf) : d.length;
+}
+
+MbufPool::MbufPool(const MbufPoolSpec& spec)
+    : name_(spec.name), capacity_(spec.mbufs), data_room_(spec.data_room) {
+    // The cache may hold at most 1.5x its size; DPDK also caps it at RTE_MEMPOOL_CACHE_MAX_SIZE
+    // and requires it below the pool size.
+    uint32_t cache = spec.cache;
+    if (cache > RTE_MEMPOOL_CACHE_MAX_SIZE) cache = RTE_MEMPOOL_CACHE_MAX_SIZE;
+    if (cache * 4 > spec.mbufs) cache = spec.mbufs / 4;
+    mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, 0,
+                                  static_cast<uint16_t>(spec.data_room + RTE_PKTMBUF_HEADROOM),
+                                  spec.socket);
+    if (mp_ == nullptr)
+        throw std::runtime_error("cannot create mbuf pool '" + spec.name + "' of " +
+                                 std::to_string(spec.mbufs) + " mbufs: " + rte_strerror(rte_errno));
+}
+
+MbufPool::MbufPool(MbufPool&& o) noexcept
+    : mp_(o.mp_), name_(std::move(o.name_)), capacity_(o.capacity_), data_room_(o.data_room_) {
+    o.mp_ = nullptr;
+}
+
+MbufPool::~MbufPool() {
+    if (mp_ != nullptr) rte_mempool_free(mp_);
+}
+
+uint32_t MbufPool::available() const { return rte_mempool_avail_count(mp_); }
+
+uint64_t MbufPool::footprint(const MbufPoolSpec& spec) {
+    const uint64_t per = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM + spec.data_room + 64;
+    return uint64_t(spec.mbufs) * per + (uint64_t(spec.cache) * 8 + 4096) * RTE_MAX_LCORE;
+}
+
+}  // namespace tp

@@ -1,0 +1,48 @@
+// MbufPool: an owned DPDK packet-mbuf pool (rte_pktmbuf_pool_create), freed on destruction.
+//
+// Thread-safety: allocation and free are safe from any thread (DPDK's MP/MC ring plus
+// per-lcore caches for registered threads). `available()` is exact only when no thread is
+// using the pool, e.g. at the end of a run, where it must equal `capacity()`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+struct rte_mempool;
+
+namespace tp {
+
+struct MbufPoolSpec {
+    std::string name;            // unique per process
+    uint32_t mbufs = 8191;       // count (2^q - 1 is optimal for the ring underneath)
+    uint32_t cache = 256;        // per-lcore cache
+    uint16_t data_room = 2048;   // bytes of packet data per segment (headroom excluded)
+    int socket = -1;             // NUMA node, -1 = any
+};
+
+class MbufPool {
+public:
+    explicit MbufPool(const MbufPoolSpec& spec);
+    ~MbufPool();
+    MbufPool(const MbufPool&) = delete;
+    MbufPool& operator=(const MbufPool&) = delete;
+    MbufPool(MbufPool&& o) noexcept;
+    MbufPool& operator=(MbufPool&&) = delete;
+
+    rte_mempool* get() const { return mp_; }
+    const std::string& name() const { return name_; }
+    uint32_t capacity() const { return capacity_; }
+    uint32_t available() const;
+    uint16_t data_room() const { return data_room_; }
+
+    // Bytes of EAL memory a pool of this spec needs (used to size --no-huge memory).
+    static uint64_t footprint(const MbufPoolSpec& spec);
+
+private:
+    rte_mempool* mp_ = nullptr;
+    std::string name_;
+    uint32_t capacity_ = 0;
+    uint16_t data_room_ = 0;
+};
+
+}  // namespace tp

@@ -1,0 +1,64 @@
+// PacketDesc: the 16-byte handle tiles pass to each other instead of packets.
+//
+// A descriptor is a value: copying it never touches the packet. Exactly one tile owns a
+// descriptor (and so its mbuf) at a time; ownership moves with the descriptor through a
+// channel. Parsed header offsets are kept in the mbuf itself (l2_len, l3_len, l4_len,
+// packet_type), as DPDK's own libraries expect; the descriptor carries what dispatch needs
+// without touching the mbuf: the flow hash, the frame length, the input port and a compact
+// summary of the packet type.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+struct rte_mbuf;
+
+namespace tp {
+
+// Compact packet-type bits carried in PacketDesc::type (the full RTE_PTYPE_* value is in
+// mbuf->packet_type once `parse` ran).
+namespace ptype {
+inline constexpr uint8_t kL3Mask = 0x03;
+inline constexpr uint8_t kL3None = 0x00;
+inline constexpr uint8_t kL3Ipv4 = 0x01;
+inline constexpr uint8_t kL3Ipv6 = 0x02;
+inline constexpr uint8_t kL3Other = 0x03;  // ARP, MPLS, PPPoE, ...
+
+inline constexpr uint8_t kL4Mask = 0x1c;
+inline constexpr uint8_t kL4None = 0x00;
+inline constexpr uint8_t kL4Tcp = 0x04;
+inline constexpr uint8_t kL4Udp = 0x08;
+inline constexpr uint8_t kL4Icmp = 0x0c;  // ICMP or ICMPv6, by L3
+inline constexpr uint8_t kL4Frag = 0x10;  // a non-first fragment: no L4 header
+inline constexpr uint8_t kL4Other = 0x14;
+
+inline constexpr uint8_t kVlan = 0x20;       // one or more 802.1Q/802.1ad tags
+inline constexpr uint8_t kParsed = 0x40;     // `parse` ran on this packet
+inline constexpr uint8_t kMalformed = 0x80;  // a header was truncated or inconsistent
+}  // namespace ptype
+
+struct alignas(16) PacketDesc {
+    rte_mbuf* mbuf;      // owner of the packet bytes
+    uint32_t flow_hash;  // symmetric 5-tuple hash (0 until parsed)
+    uint16_t length;     // frame length in bytes, saturated at kLengthSaturated
+    uint8_t port;        // input port (source index for captures)
+    uint8_t type;        // ptype:: bits
+
+    static constexpr uint16_t kLengthSaturated = 0xffff;
+};
+
+static_assert(sizeof(PacketDesc) == 16, "a descriptor must stay 16 bytes: four per cache line");
+static_assert(alignof(PacketDesc) == 16, "16-byte alignment lets a slot hold one with one SSE move");
+static_assert(std::is_trivially_copyable_v<PacketDesc>, "descriptors are copied by value");
+static_assert(std::is_standard_layout_v<PacketDesc>);
+
+// Frame length of a descriptor; frames of 64 KiB and more (BIG TCP, jumbograms) read the
+// mbuf's pkt_len, which is authoritative.
+uint32_t frame_length(const PacketDesc& d);
+
+inline uint16_t saturate_length(uint32_t len) {
+    return len >= PacketDesc::kLengthSaturated ? PacketDesc::kLengthSaturated
+                                               : static_cast<uint16_t>(len);
+}
+
+}  // namespace tp

@@ -1,0 +1,310 @@
+#include "framework/config/app_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "framework/channel/channel_factory.hpp"
+
+namespace tp {
+
+namespace {
+
+Location at(const std::string& file, const YAML::Mark& m) {
+    // yaml-cpp marks are 0-based; a null mark (-1) means "unknown".
+    return Location{file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+bool valid_name(const std::string& n) {
+    if (n.empty()) return false;
+    for (char c : n)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+    return true;
+}
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+        throw LocatedError(at(file_, n.Mark()), msg);
+    }
+
+    std::string scalar(const YAML::Node& n, const std::string& what) const {
+        if (!n.IsScalar()) fail(n, what + " must be a single value");
+        return n.Scalar();
+    }
+
+    uint64_t uint(const YAML::Node& n, const std::string& what, uint64_t lo, uint64_t hi) const {
+        const std::string s = scalar(n, what);
+        ParamSpec spec{what, ParamType::Uint};
+        ParamValues v;
+        v.set(spec, s, at(file_, n.Mark()));
+        const uint64_t x = v.get_uint(what);
+        if (x < lo || x > hi)
+            fail(n, what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                        ", got " + s);
+        return x;
+    }
+
+    void pool(const YAML::Node& n, PoolConfig& p) const {
+        if (!n.IsMap()) fail(n, "pool must be a mapping (mbufs, cache, data_room)");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const std::string k = scalar(it->first, "key");
+            if (k == "mbufs") p.mbufs = static_cast<uint32_t>(uint(it->second, "pool.mbufs", 64, 1u << 26));
+            else if (k == "cache") p.cache = static_cast<uint32_t>(uint(it->second, "pool.cache", 0, 512));
+            else if (k == "data_room")
+                p.data_room = static_cast<uint32_t>(uint(it->second, "pool.data_room", 128, 65000));
+            else fail(it->first, "unknown key 'pool." + k + "' (known: mbufs, cache, data_room)");
+        }
+    }
+
+    void runtime(const YAML::Node& n, AppConfig& app) const {
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads)");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const std::string k = scalar(it->first, "key");
+            if (k == "threads") {
+                app.threads = scalar(it->second, "runtime.threads");
+                if (app.threads != "auto" && app.threads != "per_node")
+                    fail(it->second, "runtime.threads must be auto or per_node, got '" + app.threads + "'");
+            } else {
+                fail(it->first, "unknown key 'runtime." + k + "' (known: threads)");
+            }
+        }
+    }
+
+    NodeConfig node(const YAML::Node& n) const {
+        NodeConfig nc;
+        nc.where = at(file_, n.Mark());
+        if (n.IsScalar()) {  // "- drop": a stage with its defaults
+            nc.stage = stage(n, n.Scalar());
+            return nc;
+        }
+        if (!n.IsMap()) fail(n, "a pipeline entry must be a mapping with a 'stage' key, or a stage name");
+        const YAML::Node st = n["stage"];
+        if (!st) fail(n, "pipeline entry has no 'stage' key");
+        nc.stage = stage(st, scalar(st, "stage"));
+        nc.where = at(file_, st.Mark());
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const std::string k = scalar(it->first, "key");
+            const YAML::Node& v = it->second;
+            if (k == "stage") continue;
+            if (k == "name") {
+                nc.name = scalar(v, "name");
+                if (!valid_name(nc.name))
+                    fail(v, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
+            } else if (k == "transport") {
+                nc.transport = scalar(v, "transport");
+                check_transport(v, nc.transport);
+            } else if (k == "queue") {
+                nc.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+                check_pow2(v, nc.queue);
+            } else if (k == "cpu") {
+                nc.cpu = static_cast<int>(uint(v, "cpu", 0, 4095));
+            } else {
+                if (nc.stage->find_param(k) == nullptr)
+                    fail(it->first, "unknown parameter '" + k + "' for stage '" + nc.stage->name +
+                                        "' (known: " + param_names(*nc.stage) + ")");
+                if (!v.IsScalar() || v.Tag() == "tag:yaml.org,2002:null")
+                    fail(v, "parameter '" + k + "' must be a single value");
+                nc.raw[k] = {v.Scalar(), at(file_, v.Mark())};
+            }
+        }
+        return nc;
+    }
+
+    void check_transport(const YAML::Node& n, const std::string& t) const {
+        for (const auto& known : transport_names())
+            if (known == t) return;
+        fail(n, "unknown transport '" + t + "' (known: " + join(transport_names()) + ")");
+    }
+
+    void check_pow2(const YAML::Node& n, uint64_t q) const {
+        if ((q & (q - 1)) != 0) fail(n, "queue must be a power of two, got " + std::to_string(q));
+    }
+
+private:
+    const StageInfo* stage(const YAML::Node& n, const std::string& name) const {
+        const StageInfo* info = StageRegistry::instance().find(name);
+        if (info == nullptr) {
+            std::vector<std::string> names;
+            for (const auto* s : StageRegistry::instance().all()) names.push_back(s->name);
+            fail(n, "unknown stage '" + name + "' (known: " + join(names) + ")");
+        }
+        return info;
+    }
+
+    static std::string param_names(const StageInfo& s) {
+        std::vector<std::string> v{"name", "transport", "queue", "cpu"};
+        for (const auto& p : s.params) v.push_back(p.name);
+        return join(v);
+    }
+
+    std::string file_;
+};
+
+void check_shape(const AppConfig& app, const Location& where) {
+    const auto& p = app.pipeline;
+    if (p.empty()) throw LocatedError(where, "the pipeline is empty");
+    if (p.front().stage->kind != StageKind::Source)
+        throw LocatedError(p.front().where, "a pipeline starts with a source; '" +
+                                                 p.front().stage->name + "' is a " +
+                                                 stage_kind_name(p.front().stage->kind));
+    if (p.size() < 2 || p.back().stage->kind != StageKind::Sink)
+        throw LocatedError(p.back().where, "a pipeline ends with a sink (e.g. drop, pcap_out); '" +
+                                                p.back().stage->name + "' is a " +
+                                                stage_kind_name(p.back().stage->kind));
+    for (size_t i = 1; i + 1 < p.size(); ++i)
+        if (p[i].stage->kind != StageKind::Processor)
+            throw LocatedError(p[i].where, "'" + p[i].stage->name + "' is a " +
+                                                stage_kind_name(p[i].stage->kind) +
+                                                " and can only stand at the " +
+                                                (p[i].stage->kind == StageKind::Source ? "start" : "end") +
+                                                " of the pipeline");
+}
+
+void name_nodes(AppConfig& app) {
+    std::set<std::string> taken;
+    for (auto& n : app.pipeline)
+        if (!n.name.empty() && !taken.insert(n.name).second)
+            throw LocatedError(n.where, "duplicate node name '" + n.name + "'");
+    for (auto& n : app.pipeline) {
+        if (!n.name.empty()) continue;
+        std::string name = n.stage->name;
+        for (int k = 2; taken.count(name) != 0; ++k) name = n.stage->name + "_" + std::to_string(k);
+        n.name = name;
+        taken.insert(name);
+    }
+}
+
+}  // namespace
+
+NodeConfig* AppConfig::find_node(const std::string& n) {
+    for (auto& node : pipeline)
+        if (node.name == n) return &node;
+    return nullptr;
+}
+
+void finalize(AppConfig& app) {
+    for (auto& n : app.pipeline) {
+        ParamValues v;
+        v.set_node_location(n.where);
+        for (const auto& [key, text_loc] : n.raw) {
+            const ParamSpec* spec = n.stage->find_param(key);
+            if (spec == nullptr)
+                throw LocatedError(text_loc.second, "unknown parameter '" + key + "' for stage '" +
+                                                        n.stage->name + "'");
+            v.set(*spec, text_loc.first, text_loc.second);
+        }
+        for (const auto& spec : n.stage->params) v.set_default(spec);
+        n.params = std::move(v);
+    }
+}
+
+AppConfig parse_app_config(const std::string& text, const std::string& file) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw LocatedError(at(file, e.mark), e.msg);
+    }
+    Reader r(file);
+    AppConfig app;
+    app.file = file;
+    app.name = std::filesystem::path(file).stem().string();
+    if (!root.IsMap()) {
+        if (!root.IsDefined() || root.IsNull())
+            throw LocatedError(Location{file, 1, 1}, "the file is empty; an app needs a 'pipeline:'");
+        r.fail(root, "an app config is a mapping with a 'pipeline:' key");
+    }
+    YAML::Node pipeline;
+    for (auto it = root.begin(); it != root.end(); ++it) {
+        const std::string k = r.scalar(it->first, "key");
+        const YAML::Node& v = it->second;
+        if (k == "app") app.name = r.scalar(v, "app");
+        else if (k == "transport") {
+            app.transport = r.scalar(v, "transport");
+            r.check_transport(v, app.transport);
+        } else if (k == "queue") {
+            app.queue = static_cast<uint32_t>(r.uint(v, "queue", 2, 1u << 20));
+            r.check_pow2(v, app.queue);
+        } else if (k == "pool") r.pool(v, app.pool);
+        else if (k == "runtime") r.runtime(v, app);
+        else if (k == "pipeline") pipeline = v;
+        else r.fail(it->first, "unknown key '" + k + "' (known: app, transport, queue, pool, runtime, pipeline)");
+    }
+    if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
+    if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
+    for (const auto& n : pipeline) app.pipeline.push_back(r.node(n));
+    check_shape(app, at(file, pipeline.Mark()));
+    name_nodes(app);
+    finalize(app);
+    return app;
+}
+
+AppConfig load_app_config(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw LocatedError(Location{path}, "cannot read app config: " + std::string(std::strerror(errno)));
+    std::ostringstream os;
+    os << in.rdbuf();
+    if (in.bad()) throw LocatedError(Location{path}, "cannot read app config");
+    return parse_app_config(os.str(), path);
+}
+
+void apply_set(AppConfig& app, const std::string& assignment) {
+    const Location where{"--set " + assignment};
+    const auto eq = assignment.find('=');
+    const auto dot = assignment.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || dot + 1 == eq)
+        throw LocatedError(where, "expected NODE.PARAM=VALUE");
+    const std::string node = assignment.substr(0, dot);
+    const std::string key = assignment.substr(dot + 1, eq - dot - 1);
+    NodeConfig* n = app.find_node(node);
+    if (n == nullptr) {
+        std::vector<std::string> names;
+        for (const auto& x : app.pipeline) names.push_back(x.name);
+        throw LocatedError(where, "no node named '" + node + "' (nodes: " + join(names) + ")");
+    }
+    if (n->stage->find_param(key) == nullptr) {
+        std::vector<std::string> names;
+        for (const auto& p : n->stage->params) names.push_back(p.name);
+        throw LocatedError(where, "stage '" + n->stage->name + "' has no parameter '" + key +
+                                      "' (known: " + join(names) + ")");
+    }
+    n->raw[key] = {assignment.substr(eq + 1), where};
+    finalize(app);
+}
+
+void replace_source_with_pcap(AppConfig& app, const std::string& file) {
+    const StageInfo* pcap = StageRegistry::instance().find("pcap");
+    if (pcap == nullptr) throw std::logic_error("the pcap stage is not registered");
+    NodeConfig& src = app.pipeline.front();
+    src.stage = pcap;
+    src.raw.clear();
+    src.raw["file"] = {file, Location{"--pcap " + file}};
+    finalize(app);
+}
+
+void set_loop(AppConfig& app, uint64_t loops) {
+    bool any = false;
+    for (auto& n : app.pipeline) {
+        if (n.stage->find_param("loop") == nullptr || n.stage->kind != StageKind::Source) continue;
+        n.raw["loop"] = {std::to_string(loops), Location{"--loop"}};
+        any = true;
+    }
+    if (!any) throw LocatedError(Location{"--loop"}, "the app has no source that replays (use --pcap FILE)");
+    finalize(app);
+}
+
+}  // namespace tp

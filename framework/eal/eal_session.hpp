@@ -1,0 +1,48 @@
+// EAL bring-up with defaults that fit the machine, so that `tilepipe run` just works.
+//
+// - Hugepages when the host has free ones (then --in-memory: no files left behind), otherwise
+//   --no-huge with a memory size derived from what the app's pools need.
+// - No PCI scan unless a stage asked for one (a `port` stage on a real NIC).
+// - No shared config files, so several runs and test processes can run at once.
+// - The main lcore floats over every allowed CPU: tiles pin their own threads.
+// - `user_args` (from `--eal "..."`) come last and win.
+// EAL can be initialised once per process; `start` is idempotent and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp {
+
+struct EalOptions {
+    uint64_t memory_bytes = 256ull << 20;  // what the app's pools and tables need
+    bool need_pci = false;
+    std::vector<std::string> vdevs;        // e.g. "net_null0"
+    std::string user_args;                 // passed through, split on whitespace
+    bool verbose = false;                  // EAL's own info logs
+};
+
+struct EalInfo {
+    bool hugepages = false;
+    uint64_t memory_mb = 0;
+    std::vector<std::string> argv;  // what EAL was started with
+};
+
+// Starts EAL (once per process); throws std::runtime_error with EAL's reason on failure.
+const EalInfo& eal_start(const EalOptions& opts);
+bool eal_started();
+
+// The args eal_start would pass for `opts` (exposed for tests and `--log-level debug`).
+std::vector<std::string> eal_arguments(const EalOptions& opts, bool hugepages);
+
+// Memory EAL gets without hugepages (-m), in MiB.
+uint64_t eal_memory_mb(const EalOptions& opts);
+
+// True when the host has free hugepages mounted for use.
+bool host_has_hugepages();
+
+// Splits `--eal "..."` text on whitespace, honouring single and double quotes.
+std::vector<std::string> split_args(const std::string& text);
+
+}  // namespace tp

@@ -1,0 +1,194 @@
+#include "framework/graph/app_runner.hpp"
+
+#include <rte_lcore.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+#include "framework/channel/channel_factory.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+
+namespace tp {
+
+namespace {
+std::atomic<int> g_pool_serial{0};
+
+uint32_t round_to_pool_size(uint64_t n) {
+    // 2^k - 1 fits DPDK's ring exactly.
+    uint64_t p = 4096;
+    while (p - 1 < n) p <<= 1;
+    return static_cast<uint32_t>(p - 1);
+}
+
+uint32_t link_capacity(const AppConfig& app, const NodeConfig& n) {
+    return n.queue != 0 ? n.queue : app.queue;
+}
+}  // namespace
+
+uint32_t default_pool_mbufs(const AppConfig& app, size_t threads) {
+    uint64_t need = 1024;  // slack for mbufs a stage holds across bursts (reorder, batching)
+    for (size_t i = 1; i < app.pipeline.size(); ++i) need += link_capacity(app, app.pipeline[i]);
+    need += app.pipeline.size() * 2 * kBurstMax;               // one burst in hand per node
+    need += (threads + 1) * uint64_t(app.pool.cache) * 3 / 2;  // per-lcore caches fill to 1.5x
+    return round_to_pool_size(need);
+}
+
+EalOptions eal_options_for(const AppConfig& app) {
+    EalOptions o;
+    MbufPoolSpec spec;
+    spec.mbufs = app.pool.mbufs != 0 ? app.pool.mbufs
+                                     : default_pool_mbufs(app, std::max<size_t>(app.pipeline.size(), 1));
+    spec.cache = app.pool.cache;
+    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
+    o.memory_bytes = MbufPool::footprint(spec);
+    for (const auto& n : app.pipeline)
+        if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(n.params);
+    return o;
+}
+
+AppRunner::AppRunner(const AppConfig& app) : app_(app) {
+    std::vector<int> thread_cpus;
+    place(thread_cpus);
+    const size_t ncpu = allowed_cpus().size();
+    IdleBackoff backoff;
+    if (thread_cpus.size() > ncpu) backoff.spin_rounds = 0;  // CPUs are shared: never spin
+    scheduler_ = std::make_unique<Scheduler>(thread_cpus, backoff);
+
+    MbufPoolSpec spec;
+    spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
+    spec.mbufs = app_.pool.mbufs != 0 ? app_.pool.mbufs : default_pool_mbufs(app_, thread_cpus.size());
+    spec.cache = app_.pool.cache;
+    spec.data_room = static_cast<uint16_t>(app_.pool.data_room);
+    pool_ = std::make_unique<MbufPool>(spec);
+
+    uint8_t source_port = 0;
+    for (auto& n : nodes_) {
+        const NodeConfig& nc = *n.config;
+        n.stage = nc.stage->create(nc.params);
+        StageEnv env;
+        env.pool = pool_.get();
+        env.node_name = nc.name;
+        env.socket = n.thread < thread_cpus.size() && thread_cpus[n.thread] >= 0
+                         ? static_cast<int>(rte_lcore_to_socket_id(0))
+                         : -1;
+        if (n.stage->kind() == StageKind::Source) env.port = source_port++;
+        n.stage->open(env);
+    }
+
+    // Link i feeds node i (i >= 1) from node i - 1.
+    links_.resize(nodes_.size());
+    for (size_t i = 1; i < nodes_.size(); ++i) {
+        const NodeConfig& nc = *nodes_[i].config;
+        ChannelSpec cs;
+        cs.transport = nc.transport.empty() ? app_.transport : nc.transport;
+        cs.capacity = link_capacity(app_, nc);
+        try {
+            links_[i] = make_desc_channel(cs);
+        } catch (const std::invalid_argument& e) {
+            throw LocatedError(nc.where, e.what());
+        }
+        const size_t from = nodes_[i - 1].thread, to = nodes_[i].thread;
+        if (from != to) links_[i]->set_bells(scheduler_->bell(from), scheduler_->bell(to));
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        Channel<PacketDesc>* in = i > 0 ? links_[i].get() : nullptr;
+        Channel<PacketDesc>* out = i + 1 < nodes_.size() ? links_[i + 1].get() : nullptr;
+        nodes_[i].task = std::make_unique<NodeTask>(nodes_[i].stage.get(), in, out);
+        scheduler_->add_task(nodes_[i].thread, nodes_[i].task.get());
+    }
+}
+
+AppRunner::~AppRunner() {
+    scheduler_->join();
+    // Stages go first: they may hold mbufs of the pool (templates, tables).
+    nodes_.clear();
+    links_.clear();
+}
+
+void AppRunner::place(std::vector<int>& thread_cpus) {
+    const std::vector<int> cpus = allowed_cpus();
+    const size_t n = app_.pipeline.size();
+    for (const auto& nc : app_.pipeline) nodes_.push_back(Node{&nc, nullptr, nullptr, 0});
+    // One thread per node when there are CPUs enough (or when asked); otherwise consecutive
+    // nodes share a thread, so a packet stays in one core's cache along that stretch.
+    const size_t groups = app_.threads == "per_node" ? n : std::min(n, cpus.size());
+    for (size_t g = 0, i = 0; g < groups; ++g) {
+        const size_t take = n / groups + (g < n % groups ? 1 : 0);
+        int cpu = cpus[g % cpus.size()];
+        for (size_t k = 0; k < take; ++k, ++i) {
+            nodes_[i].thread = g;
+            if (app_.pipeline[i].cpu >= 0) cpu = app_.pipeline[i].cpu;
+        }
+        thread_cpus.push_back(cpu);
+    }
+}
+
+std::string AppRunner::progress_line(double seconds) const {
+    uint64_t packets = 0, bytes = 0;
+    for (const auto& n : nodes_)
+        if (n.stage->kind() == StageKind::Source) {
+            packets += n.stage->stats().out.get();
+            bytes += n.stage->stats().bytes_out.get();
+        }
+    char line[160];
+    std::snprintf(line, sizeof line, "%7.1f s %14llu packets %9.3f Mpps %9.3f Gb/s", seconds,
+                  (unsigned long long)packets, seconds > 0 ? packets / seconds / 1e6 : 0.0,
+                  seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0);
+    return line;
+}
+
+RunReport AppRunner::run(const RunOptions& opts) {
+    using clock = std::chrono::steady_clock;
+    scheduler_->start();
+    auto next_report = scheduler_->start_time() + std::chrono::seconds(2);
+    while (!scheduler_->finished()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (opts.progress && clock::now() >= next_report) {
+            opts.progress(progress_line(std::chrono::duration<double>(clock::now() - scheduler_->start_time()).count()));
+            next_report += std::chrono::seconds(1);
+        }
+    }
+    scheduler_->join();
+    const double seconds =
+        std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count();
+    return collect(seconds);
+}
+
+RunReport AppRunner::collect(double seconds) const {
+    RunReport r;
+    r.app = app_.name;
+    r.seconds = seconds;
+    for (const auto& n : nodes_) {
+        const StageStats& st = n.stage->stats();
+        StageReport s;
+        s.name = n.config->name;
+        s.stage = n.config->stage->name;
+        s.kind = stage_kind_name(n.stage->kind());
+        s.cpu = scheduler_->cpu(n.thread);
+        s.in = st.in.get();
+        s.out = st.out.get();
+        s.drops = st.drops.get();
+        s.bytes = st.bytes_out.get();
+        s.cycles = st.cycles.get();
+        s.busy = scheduler_->busy_fraction(n.thread);
+        for (size_t i = 0; i < n.stage->drop_reasons().size(); ++i)
+            s.drop_reasons[n.stage->drop_reasons()[i]] = st.reason[i].get();
+        for (size_t i = 0; i < n.stage->events().size(); ++i)
+            s.events[n.stage->events()[i]] = st.event[i].get();
+        if (n.stage->kind() == StageKind::Source) {
+            r.packets += s.out;
+            r.bytes += s.bytes;
+        }
+        if (n.stage->kind() == StageKind::Sink) r.delivered += s.out;
+        r.drops += s.drops;
+        r.stages.push_back(std::move(s));
+    }
+    r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
+    r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
+    return r;
+}
+
+}  // namespace tp

@@ -1,0 +1,92 @@
+#include "framework/metrics/run_report.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace tp {
+
+namespace {
+// Preamble (7) + start delimiter (1) + inter-frame gap (12) + FCS (4): bytes a frame costs on
+// the wire beyond what a capture holds.
+constexpr uint64_t kL1Overhead = 24;
+}
+
+double StageReport::cycles_per_packet() const {
+    const uint64_t n = kind == "source" ? out : in;
+    return n == 0 ? 0.0 : double(cycles) / double(n);
+}
+
+double RunReport::mpps() const { return seconds > 0 ? double(packets) / seconds / 1e6 : 0.0; }
+double RunReport::gbps_l2() const { return seconds > 0 ? double(bytes) * 8 / seconds / 1e9 : 0.0; }
+double RunReport::gbps_l1() const {
+    return seconds > 0 ? double(bytes + packets * kL1Overhead) * 8 / seconds / 1e9 : 0.0;
+}
+bool RunReport::pools_full() const {
+    for (const auto& p : pools)
+        if (p.available != p.capacity) return false;
+    return true;
+}
+
+std::string format_table(const RunReport& r) {
+    std::string s;
+    char line[256];
+    std::snprintf(line, sizeof line, "app %s: %llu packets, %llu bytes in %.3f s: %.3f Mpps, %.3f Gb/s (L2), %.3f Gb/s (L1)\n",
+                  r.app.c_str(), (unsigned long long)r.packets, (unsigned long long)r.bytes, r.seconds,
+                  r.mpps(), r.gbps_l2(), r.gbps_l1());
+    s += line;
+    std::snprintf(line, sizeof line, "%-16s %-10s %4s %12s %12s %10s %8s %6s\n", "node", "stage", "cpu",
+                  "in", "out", "drops", "cyc/pkt", "busy");
+    s += line;
+    for (const auto& st : r.stages) {
+        std::snprintf(line, sizeof line, "%-16s %-10s %4d %12llu %12llu %10llu %8.1f %5.0f%%\n",
+                      st.name.c_str(), st.stage.c_str(), st.cpu, (unsigned long long)st.in,
+                      (unsigned long long)st.out, (unsigned long long)st.drops, st.cycles_per_packet(),
+                      st.busy * 100);
+        s += line;
+        for (const auto& [why, n] : st.drop_reasons)
+            if (n != 0) s += "    drop " + why + ": " + std::to_string(n) + "\n";
+        for (const auto& [what, n] : st.events)
+            if (n != 0) s += "    " + what + ": " + std::to_string(n) + "\n";
+    }
+    std::snprintf(line, sizeof line, "delivered %llu, dropped %llu, unaccounted %lld; pools %s\n",
+                  (unsigned long long)r.delivered, (unsigned long long)r.drops, (long long)r.unaccounted,
+                  r.pools_full() ? "full" : "NOT FULL (mbufs leaked)");
+    s += line;
+    return s;
+}
+
+nlohmann::json to_json(const RunReport& r) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& st : r.stages) {
+        stages.push_back({{"name", st.name},
+                          {"stage", st.stage},
+                          {"kind", st.kind},
+                          {"cpu", st.cpu},
+                          {"in", st.in},
+                          {"out", st.out},
+                          {"drops", st.drops},
+                          {"bytes", st.bytes},
+                          {"busy", st.busy},
+                          {"cycles_per_packet", st.cycles_per_packet()},
+                          {"drop_reasons", st.drop_reasons},
+                          {"events", st.events}});
+    }
+    nlohmann::json pools = nlohmann::json::array();
+    for (const auto& p : r.pools)
+        pools.push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
+    return {{"app", r.app},
+            {"packets", r.packets},
+            {"bytes", r.bytes},
+            {"seconds", r.seconds},
+            {"mpps", r.mpps()},
+            {"gbps_l2", r.gbps_l2()},
+            {"gbps_l1", r.gbps_l1()},
+            {"drops", r.drops},
+            {"delivered", r.delivered},
+            {"unaccounted", r.unaccounted},
+            {"pools_full", r.pools_full()},
+            {"stages", stages},
+            {"pools", pools}};
+}
+
+}  // namespace tp

@@ -1,0 +1,57 @@
+// RunReport: what a run did, as a human table and as JSON (`--json OUT`).
+//
+// `packets`/`bytes` count what the sources emitted; every one of those packets is accounted
+// for by a sink's `out` or some stage's `drops` (`unaccounted` is the difference, 0 in a
+// correct run). gbps_l2 = frame bytes x 8 / s; gbps_l1 adds 24 B per packet (preamble, IFG,
+// FCS) as a line-rate figure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tp {
+
+struct StageReport {
+    std::string name;
+    std::string stage;
+    std::string kind;
+    int cpu = -1;
+    uint64_t in = 0, out = 0, drops = 0, bytes = 0, cycles = 0;
+    double busy = 0;  // fraction of its thread's time spent in polls that moved packets
+    std::map<std::string, uint64_t> drop_reasons;
+    std::map<std::string, uint64_t> events;
+
+    double cycles_per_packet() const;
+};
+
+struct PoolReport {
+    std::string name;
+    uint64_t capacity = 0;
+    uint64_t available = 0;
+};
+
+struct RunReport {
+    std::string app;
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    double seconds = 0;
+    uint64_t drops = 0;
+    uint64_t delivered = 0;  // sum of sinks' out
+    int64_t unaccounted = 0; // packets - delivered - drops
+    std::vector<StageReport> stages;
+    std::vector<PoolReport> pools;
+
+    double mpps() const;
+    double gbps_l2() const;
+    double gbps_l1() const;
+    bool pools_full() const;
+};
+
+std::string format_table(const RunReport& r);
+nlohmann::json to_json(const RunReport& r);
+
+}  // namespace tp

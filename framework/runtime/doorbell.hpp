@@ -1,0 +1,41 @@
+// Doorbell: how an idle OS thread sleeps without missing work, and how producers wake it.
+//
+// The sleeper announces itself (`prepare_park`), re-checks every input, then `park`s on a
+// futex; a producer that made work visible calls `ring`. Both sides put a seq_cst fence
+// between their store (parked flag / published data) and their load (data / parked flag):
+// the Dekker pattern, so at least one of them sees the other and no wake-up is lost. The
+// fence costs a few tens of cycles per burst on the producer side; `park` also times out
+// as a safety net, so a bug here would cost latency, never a hang.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace tp {
+
+class Doorbell {
+public:
+    // Producer side, after publishing work (a burst, an end of stream, freed room).
+    void ring() {
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // publish before reading `parked_`
+        if (parked_.load(std::memory_order_relaxed) != 0) wake();
+    }
+
+    // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
+    void prepare_park() {
+        parked_.store(1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // announce before re-checking inputs
+    }
+    void cancel_park() { parked_.store(0, std::memory_order_relaxed); }
+    void park(std::chrono::microseconds timeout);
+
+    uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+
+private:
+    void wake();
+    alignas(64) std::atomic<uint32_t> parked_{0};
+    std::atomic<uint64_t> wakeups_{0};
+};
+
+}  // namespace tp

@@ -1,0 +1,106 @@
+#include "framework/runtime/scheduler.hpp"
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+#include <sched.h>
+
+#include <string>
+
+#include "framework/runtime/cpu_affinity.hpp"
+
+namespace tp {
+
+Scheduler::Scheduler(const std::vector<int>& cpus, IdleBackoff backoff) : backoff_(backoff) {
+    for (int c : cpus) {
+        tiles_.push_back(std::make_unique<Tile>());
+        tiles_.back()->cpu = c;
+    }
+}
+
+Scheduler::~Scheduler() { join(); }
+
+void Scheduler::add_task(size_t thread, NodeTask* task) { tiles_.at(thread)->tasks.push_back(task); }
+
+bool Scheduler::poll_all(Tile& t) {
+    bool any = false;
+    for (NodeTask* task : t.tasks) any |= task->poll();
+    return any;
+}
+
+namespace {
+size_t live_tasks(const std::vector<NodeTask*>& tasks) {
+    size_t live = 0;
+    for (const NodeTask* task : tasks) live += task->done() ? 0 : 1;
+    return live;
+}
+}  // namespace
+
+void Scheduler::run_tile(Tile& t) {
+    if (t.cpu >= 0) pin_current_thread(t.cpu);
+    name_current_thread(("tp-tile" + std::to_string(t.cpu)).c_str());
+    const bool registered = rte_thread_register() == 0;
+    ready_.fetch_add(1, std::memory_order_release);
+    while (!go_.load(std::memory_order_acquire)) sched_yield();
+
+    size_t live = t.tasks.size();
+    uint32_t idle = 0;
+    const uint64_t start = rte_rdtsc();
+    while (live != 0) {
+        const uint64_t p0 = rte_rdtsc();
+        if (poll_all(t)) {
+            t.busy_cycles += rte_rdtsc() - p0;
+            idle = 0;
+            live = live_tasks(t.tasks);
+            continue;
+        }
+        ++idle;
+        if (idle <= backoff_.spin_rounds) {
+            rte_pause();
+        } else if (idle <= backoff_.spin_rounds + backoff_.yield_rounds) {
+            sched_yield();
+        } else {
+            t.bell.prepare_park();
+            if (poll_all(t)) {  // work arrived between the last poll and the announcement
+                t.bell.cancel_park();
+                idle = 0;
+                live = live_tasks(t.tasks);
+            } else {
+                t.bell.park(backoff_.park_timeout);
+            }
+        }
+    }
+    t.total_cycles = rte_rdtsc() - start;
+    t.end = std::chrono::steady_clock::now();
+    if (registered) rte_thread_unregister();
+    running_.fetch_sub(1, std::memory_order_release);  // end time and counters visible to join()
+}
+
+void Scheduler::start() {
+    running_.store(static_cast<int>(tiles_.size()), std::memory_order_relaxed);
+    for (auto& t : tiles_) {
+        Tile* tile = t.get();
+        tile->thread = std::thread([this, tile] { run_tile(*tile); });
+    }
+    while (ready_.load(std::memory_order_acquire) != static_cast<int>(tiles_.size())) sched_yield();
+    t0_ = std::chrono::steady_clock::now();
+    go_.store(true, std::memory_order_release);
+}
+
+void Scheduler::join() {
+    for (auto& t : tiles_)
+        if (t->thread.joinable()) t->thread.join();
+}
+
+std::chrono::steady_clock::time_point Scheduler::end_time() const {
+    auto end = t0_;
+    for (const auto& t : tiles_) end = std::max(end, t->end);
+    return end;
+}
+
+double Scheduler::busy_fraction(size_t thread) const {
+    const Tile& t = *tiles_[thread];
+    return t.total_cycles == 0 ? 0.0 : double(t.busy_cycles) / double(t.total_cycles);
+}
+
+}  // namespace tp

@@ -1,0 +1,66 @@
+// StageRegistry: every stage type by name, with its description and parameter declarations.
+//
+// Stages register themselves at static-initialization time with TILEPIPE_STAGE, next to their
+// class; the config validator, `--set`, the factory and `tilepipe stages` all read the same
+// declaration. Registration happens before main(); lookups afterwards are read-only and
+// thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/stage/param.hpp"
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+
+struct StageInfo {
+    std::string name;
+    std::string description;
+    StageKind kind = StageKind::Processor;
+    std::vector<ParamSpec> params;
+    std::function<std::unique_ptr<Stage>(const ParamValues&)> create;
+    // Bytes of DPDK memory an instance needs beyond the app's pool (loaded captures, tables),
+    // from CLASS::memory_hint(params) when the class declares one; sizes EAL's memory.
+    std::function<uint64_t(const ParamValues&)> memory_hint;
+
+    const ParamSpec* find_param(const std::string& p) const;
+};
+
+class StageRegistry {
+public:
+    static StageRegistry& instance();
+    void add(StageInfo info);
+    const StageInfo* find(const std::string& name) const;
+    std::vector<const StageInfo*> all() const;  // sorted by name
+
+private:
+    std::map<std::string, StageInfo> stages_;
+};
+
+namespace detail {
+template <typename C>
+uint64_t memory_hint_of(const ParamValues& p) {
+    if constexpr (requires { C::memory_hint(p); }) return C::memory_hint(p);
+    else return 0;
+}
+
+struct StageRegistrar {
+    explicit StageRegistrar(StageInfo info) { StageRegistry::instance().add(std::move(info)); }
+};
+}  // namespace detail
+
+}  // namespace tp
+
+// Registers CLASS (constructible from `const tp::ParamValues&`, with a static constexpr
+// `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)`) under NAME with a one-line DESCRIPTION and its parameter declarations.
+#define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
+    static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
+        NAME, DESCRIPTION, CLASS::kKind, {__VA_ARGS__},                                         \
+        [](const ::tp::ParamValues& p) -> std::unique_ptr<::tp::Stage> {                        \
+            return std::make_unique<CLASS>(p);                                                  \
+        },                                                                                      \
+        &::tp::detail::memory_hint_of<CLASS>}}

@@ -1,0 +1,97 @@
+// Stage: one step of packet work, the unit users compose apps from.
+//
+// There are three kinds. A source fills bursts (`produce`), a processor filters or edits a
+// burst in place (`process`), a sink consumes a burst (`process`, leaving it empty). The
+// runtime calls these once per burst, never per packet, from exactly one tile at a time, so a
+// stage needs no locks for its own state. A stage that drops a packet calls `drop()`, which
+// frees the mbuf and counts the reason: every packet a source emits leaves through a sink or a
+// counted drop.
+//
+// Life cycle: constructed from validated parameters (after EAL is up), `open()` before timing
+// starts (load files, build tables), bursts, then `close()` once at end of stream (flush,
+// export). Errors in open() are LocatedError pointing at the parameter that caused them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "descriptors/burst.hpp"
+#include "framework/metrics/relaxed_counter.hpp"
+#include "framework/stage/param.hpp"
+
+namespace tp {
+
+class MbufPool;
+
+enum class StageKind { Source, Processor, Sink };
+const char* stage_kind_name(StageKind k);
+
+enum class SourceStatus {
+    Produced,  // the burst holds packets
+    Idle,      // nothing now (rate limit, waiting for a port), more later
+    Done,      // end of stream: nothing more, ever
+};
+
+// What a stage may use when it opens.
+struct StageEnv {
+    MbufPool* pool = nullptr;     // the app's packet pool (sources allocate from it)
+    std::string node_name;        // the node this stage instance is
+    uint8_t port = 0;             // port id stamped on descriptors a source emits
+    int socket = -1;              // NUMA node of the tile that runs the stage
+};
+
+// Per-stage counters, on their own cache lines: written only by the tile running the stage.
+struct alignas(64) StageStats {
+    static constexpr size_t kMaxReasons = 16;
+    RelaxedCounter in;        // packets handed to process()
+    RelaxedCounter out;       // packets passed on (processor) or delivered (sink) or emitted (source)
+    RelaxedCounter bytes_out; // frame bytes of `out`
+    RelaxedCounter drops;     // sum of drop reasons
+    RelaxedCounter cycles;    // TSC cycles spent inside produce()/process()
+    RelaxedCounter bursts;    // calls that moved at least one packet
+    std::array<RelaxedCounter, kMaxReasons> reason;  // per drop reason
+    std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
+};
+
+class Stage {
+public:
+    virtual ~Stage();
+    Stage(const Stage&) = delete;
+    Stage& operator=(const Stage&) = delete;
+
+    StageKind kind() const { return kind_; }
+
+    virtual void open(StageEnv& env);
+    // Sources: fill `b` (b.n == 0 on entry).
+    virtual SourceStatus produce(Burst& b);
+    // Processors and sinks: handle `b` in place.
+    virtual void process(Burst& b);
+    // End of stream; everything upstream has been processed.
+    virtual void close();
+
+    StageStats& stats() { return stats_; }
+    const StageStats& stats() const { return stats_; }
+    const std::vector<std::string>& drop_reasons() const { return drop_names_; }
+    const std::vector<std::string>& events() const { return event_names_; }
+
+protected:
+    explicit Stage(StageKind kind) : kind_(kind) {}
+
+    // Declared in the constructor, in order; the returned index is used on the hot path.
+    uint16_t declare_drop(std::string reason);
+    uint16_t declare_event(std::string name);
+
+    // Frees the packet and counts it under `reason`.
+    void drop(const PacketDesc& d, uint16_t reason);
+    void count_event(uint16_t event, uint64_t n = 1) { stats_.event[event].add(n); }
+
+private:
+    StageKind kind_;
+    StageStats stats_;
+    std::vector<std::string> drop_names_;
+    std::vector<std::string> event_names_;
+};
+
+}  // namespace tp

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# build.sh DIR KIND [TARGET...]: configures (once) and builds a meson build directory.
+# KIND: release | tsan (ThreadSanitizer) | asan (AddressSanitizer + UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$1 kind=$2
+shift 2
+case "$kind" in
+  release) opts=(--buildtype=release) ;;
+  tsan)    opts=(--buildtype=debugoptimized -Db_sanitize=thread) ;;
+  asan)    opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false) ;;
+  *) echo "build.sh: unknown kind '$kind' (release, tsan, asan)" >&2; exit 2 ;;
+esac
+if [ ! -f "$dir/build.ninja" ]; then
+  meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
+  rm -f "$dir.setup.log"
+fi
+ninja -C "$dir" "$@" >"$dir/ninja.log" 2>&1 || { grep -E 'error|FAILED' -A5 "$dir/ninja.log" | head -80 >&2; exit 1; }

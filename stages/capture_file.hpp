@@ -1,0 +1,77 @@
+// CaptureFile: a whole pcap or pcapng capture held in template mbufs, ready to be replayed.
+//
+// Loading reads the file twice with libpcap (nanosecond precision, so usec and nsec files both
+// keep every digit): a survey pass that validates every record and sizes a private mbuf pool,
+// then a copy pass into that pool. Frames longer than one template segment are chained. After
+// loading nothing touches the file again; replaying reads the templates only.
+//
+// What is refused (LocatedError, one line naming the file and, for a record, its 1-based index
+// as tcpdump numbers it): a file that cannot be opened (located at `named_at`, where the user
+// wrote the path), an empty or non-capture file, a header libpcap rejects, a link type other
+// than Ethernet, a record with zero capture length, any record libpcap rejects (a capture
+// length beyond the snapshot, interfaces of mixed link types). A file cut short inside a
+// record is accepted: the records before the cut load and `truncation()` says where it stopped.
+//
+// Thread-safety: loading and release() belong to one thread; the templates are read-only
+// between them and may be read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/config/location.hpp"
+
+struct rte_mbuf;
+
+namespace tp {
+
+struct CaptureRecord {
+    const rte_mbuf* frame;  // template chain in the capture's private pool
+    uint32_t length;        // captured bytes (what is replayed)
+    uint64_t offset_ns;     // replay time from the first record, gaps that go backwards or
+                            // involve an invalid timestamp count as zero
+};
+
+class CaptureFile {
+public:
+    // Loads `path`; `named_at` is where the user named the file (for open errors).
+    CaptureFile(const std::string& path, const Location& named_at, int socket = -1);
+    ~CaptureFile();
+    CaptureFile(const CaptureFile&) = delete;
+    CaptureFile& operator=(const CaptureFile&) = delete;
+
+    const std::string& path() const { return path_; }
+    const std::vector<CaptureRecord>& records() const { return records_; }
+    uint64_t bytes() const { return bytes_; }            // sum of captured lengths
+    uint32_t max_length() const { return max_length_; }  // longest record
+    uint64_t duration_ns() const { return records_.empty() ? 0 : records_.back().offset_ns; }
+
+    // Why loading stopped early ("record 3: truncated dump file; ..."), empty if it did not.
+    const std::string& truncation() const { return truncation_; }
+    bool truncated() const { return !truncation_.empty(); }
+
+    // Returns every template mbuf to the private pool (the pool itself lives until
+    // destruction, so its accounting can still be checked). Idempotent.
+    void release();
+    uint32_t pool_capacity() const;
+    uint32_t pool_available() const;
+    uint16_t segment_room() const { return segment_room_; }  // data bytes per template segment
+
+private:
+    struct Survey;
+    Survey survey() const;
+    void copy_records(const Survey& s);
+
+    std::string path_;
+    std::unique_ptr<MbufPool> pool_;
+    std::vector<CaptureRecord> records_;
+    uint64_t bytes_ = 0;
+    uint32_t max_length_ = 0;
+    uint16_t segment_room_ = 0;
+    std::string truncation_;
+};
+
+}  // namespace tp

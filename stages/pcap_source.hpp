@@ -1,0 +1,98 @@
+// PcapSource (`pcap`): replays an Ethernet pcap or pcapng capture, at top speed or paced.
+//
+// Synopsis
+//   source: { stage: pcap, file: caps/web.pcap, loop: 10, mbps: 1000 }
+//
+// Parameters
+//   file   capture to replay (pcap or pcapng, link type EN10MB)            required
+//   loop   times the capture is replayed, 0 = until the app stops         default 1
+//   pps    pace at this many packets per second                           } at most one;
+//   mbps   pace at this many megabits of frame bytes per second           } none = top
+//   speed  pace by the capture's own timestamps times this (1 = recorded) } speed
+//
+// open() loads the whole file into template mbufs of a private pool before timing starts
+// (CaptureFile), so replay never reads the disk. produce() copies templates into fresh mbufs
+// from the app's pool, so downstream stages own and may edit what they receive; frames longer
+// than one app mbuf leave as chains. When the app pool is momentarily empty produce() returns
+// Idle and retries the same packets later: a replay never drops. Pacing compares the TSC with
+// each packet's due time and returns Idle when the next one is not due yet; it never sleeps.
+// Under `speed`, timestamps that go backwards or cannot be real replay as zero gaps.
+//
+// Events: `truncated_file` (the capture ended inside a record; the records before the cut are
+// replayed and a warning is logged once at open).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/stage/param.hpp"
+#include "framework/stage/stage.hpp"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace tp {
+
+class CaptureFile;
+
+class PcapSource final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Source;
+
+    explicit PcapSource(const ParamValues& params);
+    ~PcapSource() override;
+
+    void open(StageEnv& env) override;
+    SourceStatus produce(Burst& b) override;
+    void close() override;
+
+    // What open() loaded (stays valid after close()).
+    uint64_t template_packets() const { return template_packets_; }
+    uint64_t template_bytes() const { return template_bytes_; }
+    bool truncated() const { return truncated_; }
+    // The private template pool, for accounting checks: full again once close() ran.
+    uint32_t template_pool_capacity() const;
+    uint32_t template_pool_available() const;
+
+private:
+    enum class Pace { TopSpeed, PacketsPerSecond, BitsPerSecond, CaptureTime };
+
+    // Position in the replay: which template is next, and how much has gone out.
+    struct Cursor {
+        uint32_t index = 0;
+        uint64_t loops_done = 0;
+        uint64_t packets = 0;
+        uint64_t bytes = 0;
+    };
+
+    bool finished(const Cursor& c) const { return loop_ != 0 && c.loops_done == loop_; }
+    bool due(const Cursor& c, double elapsed_cycles) const;
+    void advance(Cursor& c, uint32_t length) const;
+    void fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) const;
+
+    ParamValues params_;
+    uint64_t loop_ = 1;
+    Pace pace_ = Pace::TopSpeed;
+    double rate_ = 0;  // pps, mbps or speed, by pace_
+
+    std::unique_ptr<CaptureFile> capture_;
+    std::vector<uint16_t> app_segments_;  // app mbufs each template needs
+    std::vector<rte_mbuf*> scratch_;      // fresh mbufs of one burst, sized at open
+    rte_mempool* app_pool_ = nullptr;
+    uint16_t app_room_ = 0;
+    uint8_t port_ = 0;
+
+    double cycles_per_unit_ = 0;  // per packet, per frame byte or per capture nanosecond
+    uint64_t start_tsc_ = 0;      // first produce(): the replay clock starts there
+    Cursor cursor_;
+    bool replaying_ = false;  // between open() and close(), with something to replay
+
+    uint64_t template_packets_ = 0;
+    uint64_t template_bytes_ = 0;
+    bool truncated_ = false;
+    uint16_t truncated_event_;
+};
+
+}  // namespace tp

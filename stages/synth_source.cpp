@@ -1,0 +1,146 @@
+#include "stages/synth_source.hpp"
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#include <cstring>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+
+namespace tp {
+
+namespace {
+constexpr uint16_t kImix[12] = {64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1514};
+constexpr uint16_t kMinFrame = 60;  // Ethernet minimum without FCS
+
+void build_frame(uint8_t* p, uint16_t len, uint32_t flow, bool tcp) {
+    std::memset(p, 0, len);
+    auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
+    const rte_ether_addr src{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+    const rte_ether_addr dst{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};
+    eth->src_addr = src;
+    eth->dst_addr = dst;
+    eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+    ip->version_ihl = RTE_IPV4_VHL_DEF;
+    ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(len - sizeof(rte_ether_hdr)));
+    ip->time_to_live = 64;
+    ip->next_proto_id = tcp ? IPPROTO_TCP : IPPROTO_UDP;
+    ip->src_addr = rte_cpu_to_be_32(RTE_IPV4(10, 0, (flow >> 8) & 0xff, flow & 0xff));
+    ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(10, 128, (flow >> 8) & 0xff, flow & 0xff));
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+
+    const uint16_t sport = static_cast<uint16_t>(1024 + flow % 64512);
+    const uint16_t dport = static_cast<uint16_t>(80 + flow % 16);
+    if (tcp) {
+        auto* th = reinterpret_cast<rte_tcp_hdr*>(ip + 1);
+        th->src_port = rte_cpu_to_be_16(sport);
+        th->dst_port = rte_cpu_to_be_16(dport);
+        th->sent_seq = rte_cpu_to_be_32(flow);
+        th->data_off = 5 << 4;
+        th->tcp_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+        th->rx_win = rte_cpu_to_be_16(65535);
+        th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+    } else {
+        auto* uh = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+        uh->src_port = rte_cpu_to_be_16(sport);
+        uh->dst_port = rte_cpu_to_be_16(dport);
+        uh->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(len - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
+        uh->dgram_cksum = rte_ipv4_udptcp_cksum(ip, uh);
+    }
+}
+}  // namespace
+
+SynthSource::SynthSource(const ParamValues& p)
+    : Stage(kKind),
+      flows_(static_cast<uint32_t>(p.get_uint("flows"))),
+      proto_(p.get_string("proto")),
+      count_(p.get_uint("count")),
+      duration_(p.get_double("duration")) {
+    const std::string& size = p.get_string("size");
+    if (size == "imix") {
+        sizes_.assign(std::begin(kImix), std::end(kImix));
+    } else {
+        ParamValues v;
+        v.set(ParamSpec{"size", ParamType::Uint}, size, p.where("size"));
+        const uint64_t s = v.get_uint("size");
+        if (s < kMinFrame || s > 9000)
+            p.fail("size", "size must be imix or a frame length from 60 to 9000 bytes, got " + size);
+        sizes_.push_back(static_cast<uint16_t>(s));
+    }
+    if (flows_ == 0 || flows_ > (1u << 16)) p.fail("flows", "flows must be from 1 to 65536");
+    if (duration_ < 0) p.fail("duration", "duration must not be negative");
+}
+
+void SynthSource::open(StageEnv& env) {
+    env_ = env;
+    for (uint16_t s : sizes_)
+        if (s > env.pool->data_room())
+            throw LocatedError(Location{env.node_name},
+                               "frame size " + std::to_string(s) + " exceeds the pool's data room " +
+                                   std::to_string(env.pool->data_room()) + " (raise pool.data_room)");
+    // One frame per (distinct size, flow); the pattern indexes into them.
+    std::vector<uint16_t> distinct;
+    for (uint16_t s : sizes_)
+        if (std::find(distinct.begin(), distinct.end(), s) == distinct.end()) distinct.push_back(s);
+    frames_.resize(sizes_.size() * flows_);
+    for (size_t k = 0; k < sizes_.size(); ++k) {
+        for (uint32_t f = 0; f < flows_; ++f) {
+            const bool tcp = proto_ == "tcp" || (proto_ == "mix" && (f & 1) != 0);
+            const uint32_t off = static_cast<uint32_t>(bytes_.size());
+            bytes_.resize(bytes_.size() + sizes_[k]);
+            build_frame(bytes_.data() + off, sizes_[k], f, tcp);
+            frames_[k * flows_ + f] = Frame{off, sizes_[k]};
+        }
+    }
+    if (duration_ > 0) end_tsc_ = 0;  // armed on the first produce(): timing starts there
+}
+
+const SynthSource::Frame& SynthSource::frame_for(uint64_t seq) const {
+    const size_t k = sizes_.size() == 1 ? 0 : seq % sizes_.size();
+    return frames_[k * flows_ + seq % flows_];
+}
+
+SourceStatus SynthSource::produce(Burst& b) {
+    if (duration_ > 0) {
+        const uint64_t now = rte_rdtsc();
+        if (end_tsc_ == 0) end_tsc_ = now + static_cast<uint64_t>(duration_ * double(rte_get_tsc_hz()));
+        else if (now >= end_tsc_) return SourceStatus::Done;
+    }
+    uint64_t n = kBurstMax;
+    if (count_ != 0) {
+        if (emitted_ >= count_) return SourceStatus::Done;
+        n = std::min<uint64_t>(n, count_ - emitted_);
+    }
+    rte_mbuf* m[kBurstMax];
+    if (rte_pktmbuf_alloc_bulk(env_.pool->get(), m, static_cast<unsigned>(n)) != 0)
+        return SourceStatus::Idle;  // pool momentarily empty: packets are in flight downstream
+    for (uint64_t i = 0; i < n; ++i) {
+        const Frame& f = frame_for(emitted_ + i);
+        rte_memcpy(rte_pktmbuf_mtod(m[i], uint8_t*), bytes_.data() + f.offset, f.length);
+        m[i]->data_len = f.length;
+        m[i]->pkt_len = f.length;
+        m[i]->port = env_.port;
+        b.d[i] = PacketDesc{m[i], 0, f.length, env_.port, 0};
+    }
+    b.n = static_cast<uint16_t>(n);
+    emitted_ += n;
+    return SourceStatus::Produced;
+}
+
+TILEPIPE_STAGE(SynthSource, "synth", "source: generated Ethernet/IPv4 UDP or TCP traffic (no capture needed)",
+               param<std::string>("size", "64", "frame length in bytes without FCS (60-9000), or imix (64/594/1514 in 7:4:1)"),
+               param<uint32_t>("flows", 1024, "distinct 5-tuples, emitted round-robin (1-65536)"),
+               param<std::string>("proto", "udp", "L4 protocol of the flows", {"udp", "tcp", "mix"}),
+               param<uint64_t>("count", 10000000, "packets to emit; 0 = no limit (then set duration)"),
+               param<double>("duration", 0.0, "seconds to emit for; 0 = no limit (the first limit reached ends the stream)"));
+
+}  // namespace tp

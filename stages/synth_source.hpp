@@ -1,0 +1,43 @@
+// synth: a source of generated Ethernet/IPv4 UDP or TCP traffic, so an app runs with no
+// capture at hand (the built-in default demo).
+//
+// Frames are built once in open(), one per flow and size, with valid IPv4 and L4 checksums;
+// produce() copies them into fresh mbufs. Flow i uses 10.0.x.y -> 10.128.x.y with ports
+// 1024 + i -> 80 + (i % 16); flows are emitted round-robin. `size` is the frame length as a
+// capture holds it (no FCS), or `imix`: 64, 594 and 1514 bytes in a 7:4:1 pattern.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+
+class SynthSource final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Source;
+    explicit SynthSource(const ParamValues& p);
+    void open(StageEnv& env) override;
+    SourceStatus produce(Burst& b) override;
+
+private:
+    struct Frame {
+        uint32_t offset;  // into bytes_
+        uint16_t length;
+    };
+    const Frame& frame_for(uint64_t seq) const;
+
+    std::vector<uint16_t> sizes_;  // the size pattern (one entry, or imix's 12)
+    uint32_t flows_;
+    std::string proto_;
+    uint64_t count_;
+    double duration_;
+    uint64_t end_tsc_ = 0;
+    uint64_t emitted_ = 0;
+    StageEnv env_;
+    std::vector<uint8_t> bytes_;   // every prebuilt frame, back to back
+    std::vector<Frame> frames_;    // [size index][flow]
+};
+
+}  // namespace tp

@@ -1,0 +1,161 @@
+// The `tilepipe` command as a user drives it: the shipped configs run, every shared capture
+// replays with tcpdump's packet count or is refused with a clear error, and bad input gets a
+// located message and a non-zero exit before anything starts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/eal_fixture.hpp"
+#include "tests/support/process.hpp"
+
+namespace tp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tmp_path(const std::string& name) {
+    return (fs::temp_directory_path() / ("tp-e2e-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+CommandResult tilepipe(const std::string& args) {
+    return run_command("cd '" + source_root() + "' && '" + tilepipe_bin() + "' " + args);
+}
+
+nlohmann::json run_json(const std::string& args, CommandResult* out = nullptr) {
+    const std::string json = tmp_path("r.json");
+    const CommandResult r = tilepipe(args + " --quiet --json " + json);
+    if (out != nullptr) *out = r;
+    EXPECT_EQ(r.status, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(json), nullptr, false);
+    fs::remove(json);
+    return j;
+}
+
+TEST(Cli, DefaultAppReportsThroughputAndAccountsForEveryPacket) {
+    CommandResult r;
+    const nlohmann::json j = run_json("run conf/default.yaml --set synth.count=200k", &r);
+    ASSERT_FALSE(j.is_discarded());
+    EXPECT_EQ(j["app"], "default");
+    EXPECT_EQ(j["packets"], 200000);
+    EXPECT_EQ(j["bytes"], 200000 * 64);
+    EXPECT_GT(j["mpps"].get<double>(), 0.0);
+    EXPECT_GT(j["gbps_l1"].get<double>(), j["gbps_l2"].get<double>());
+    EXPECT_EQ(j["drops"], 0);
+    EXPECT_EQ(j["unaccounted"], 0);
+    EXPECT_TRUE(j["pools_full"].get<bool>());
+    ASSERT_EQ(j["stages"].size(), 3u);
+    EXPECT_EQ(j["stages"][2]["name"], "drop");
+    EXPECT_EQ(j["stages"][2]["out"], 200000);
+    EXPECT_NE(r.out.find("Gb/s"), std::string::npos);  // the human table
+}
+
+TEST(Cli, EverySharedCaptureReplaysWithTcpdumpsCountOrIsRefusedClearly) {
+    int replayed = 0;
+    for (const auto& entry : fs::directory_iterator(pcaps_dir())) {
+        const std::string file = entry.path().string();
+        if (entry.path().extension() != ".pcap" && entry.path().extension() != ".pcapng") continue;
+        SCOPED_TRACE(file);
+        const TcpdumpView td = tcpdump_view(file);
+        const std::string json = tmp_path("cap.json");
+        const CommandResult r = tilepipe("run conf/forward.yaml --pcap '" + file + "' --loop 2 --quiet --json " + json);
+        ASSERT_LT(r.status, 128) << "crashed: " << r.err;
+        if (r.status == 0) {
+            const nlohmann::json j = nlohmann::json::parse(read_file(json));
+            EXPECT_EQ(td.status, 0) << "tcpdump refuses a file tilepipe replayed";
+            EXPECT_EQ(j["packets"].get<long>(), 2 * td.packets);
+            EXPECT_EQ(j["unaccounted"], 0);
+            EXPECT_TRUE(j["pools_full"].get<bool>());
+            ++replayed;
+        } else {
+            EXPECT_EQ(r.status, 1);
+            EXPECT_NE(r.err.find(file), std::string::npos) << "error does not name the file: " << r.err;
+            EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+            const bool unsupported_link = td.link_type != "EN10MB";
+            const bool zero_length_record = r.err.find("zero") != std::string::npos;
+            EXPECT_TRUE(td.status != 0 || unsupported_link || zero_length_record)
+                << "tcpdump reads it (" << td.packets << " packets) but tilepipe refused: " << r.err;
+        }
+        fs::remove(json);
+    }
+    EXPECT_GE(replayed, 20);
+}
+
+TEST(Cli, GeneratedTrafficWrittenToPcapReadsBackInTcpdump) {
+    const std::string out = tmp_path("gen.pcap");
+    const nlohmann::json j = run_json("run conf/gen.yaml --set synth.count=5000 --set synth.size=imix --set out.file=" + out);
+    EXPECT_EQ(j["packets"], 5000);
+    const TcpdumpView td = tcpdump_view(out);
+    EXPECT_EQ(td.status, 0);
+    EXPECT_EQ(td.packets, 5000);
+    EXPECT_EQ(td.link_type, "EN10MB");
+    // And it replays through the capture source with the same count.
+    const nlohmann::json back = run_json("run conf/forward.yaml --pcap " + out + " --loop 1");
+    EXPECT_EQ(back["packets"], 5000);
+    EXPECT_EQ(back["bytes"], j["bytes"]);
+    fs::remove(out);
+}
+
+TEST(Cli, ConfigErrorsAreLocatedAndStopBeforeEal) {
+    const std::string conf = tmp_path("bad.yaml");
+    std::ofstream(conf) << "pipeline:\n  - stage: synth\n  - stage: frobnicate\n  - stage: drop\n";
+    const CommandResult r = tilepipe("run " + conf);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("tilepipe: " + conf + ":3:12: unknown stage 'frobnicate'", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("EAL"), std::string::npos) << "EAL started for a bad config";
+    fs::remove(conf);
+}
+
+TEST(Cli, BadOverridesAndArgumentsExitNonZeroWithAMessage) {
+    CommandResult r = tilepipe("run conf/default.yaml --set synth.count=many");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--set synth.count=many: parameter 'count' expects an unsigned integer"), std::string::npos) << r.err;
+    r = tilepipe("run conf/default.yaml --frobnicate");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--frobnicate"), std::string::npos) << r.err;
+    r = tilepipe("run /nonexistent.yaml");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("/nonexistent.yaml: cannot read app config"), std::string::npos) << r.err;
+    r = tilepipe("run conf/forward.yaml --pcap /nonexistent.pcap");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("/nonexistent.pcap"), std::string::npos) << r.err;
+    r = tilepipe("run conf/default.yaml --loop 3");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--loop"), std::string::npos) << r.err;
+}
+
+TEST(Cli, ProgressLineAppearsOnLongRunsUnlessQuiet) {
+    CommandResult r = tilepipe("run conf/default.yaml --set synth.count=0 --set synth.duration=2.6");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("Mpps"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Gb/s"), std::string::npos) << r.err;
+    r = tilepipe("run conf/default.yaml --set synth.count=0 --set synth.duration=2.6 --quiet");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("Mpps"), std::string::npos) << r.err;
+}
+
+TEST(Cli, StagesListsEveryStageWithItsParameters) {
+    const CommandResult r = tilepipe("stages");
+    EXPECT_EQ(r.status, 0);
+    for (const char* s : {"synth (source)", "pcap (source)", "parse (processor)", "pass (processor)",
+                          "drop (sink)", "pcap_out (sink)"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s;
+    EXPECT_NE(r.out.find("loop         uint       default 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("file         string     required"), std::string::npos);
+}
+
+TEST(Cli, EverySubcommandHasHelpAndValidateChecksWithoutRunning) {
+    for (const char* sub : {"", "run ", "validate ", "stages "}) {
+        const CommandResult r = tilepipe(std::string(sub) + "--help");
+        EXPECT_EQ(r.status, 0) << sub;
+        EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
+    }
+    const CommandResult v = tilepipe("validate conf/default.yaml");
+    EXPECT_EQ(v.status, 0) << v.err;
+    EXPECT_EQ(v.out, "conf/default.yaml: ok: synth -> parse -> drop\n");
+}
+
+}  // namespace
+}  // namespace tp::test

@@ -1,0 +1,134 @@
+// App configs: what a valid config becomes, and that every mistake is reported once, as
+// `file:line:col: message`, before anything runs.
+#include <gtest/gtest.h>
+
+#include "framework/config/app_config.hpp"
+
+namespace tp {
+namespace {
+
+std::string error_of(const std::string& yaml) {
+    try {
+        parse_app_config(yaml, "app.yaml");
+    } catch (const LocatedError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(AppConfig, NodesTakeTheirStageNameAndDuplicatesAreNumbered) {
+    const AppConfig app = parse_app_config(
+        "pipeline:\n  - stage: synth\n  - pass\n  - pass\n  - stage: pass\n    name: third\n  - drop\n",
+        "dir/chain.yaml");
+    ASSERT_EQ(app.pipeline.size(), 5u);
+    EXPECT_EQ(app.name, "chain");
+    EXPECT_EQ(app.pipeline[0].name, "synth");
+    EXPECT_EQ(app.pipeline[1].name, "pass");
+    EXPECT_EQ(app.pipeline[2].name, "pass_2");
+    EXPECT_EQ(app.pipeline[3].name, "third");
+    EXPECT_EQ(app.pipeline[4].name, "drop");
+}
+
+TEST(AppConfig, ParametersAreTypedAndDefaultsFilled) {
+    const AppConfig app = parse_app_config(
+        "app: demo\npipeline:\n  - stage: synth\n    count: 5k\n    size: imix\n  - drop\n", "a.yaml");
+    EXPECT_EQ(app.name, "demo");
+    const ParamValues& p = app.pipeline[0].params;
+    EXPECT_EQ(p.get_uint("count"), 5000u);
+    EXPECT_EQ(p.get_string("size"), "imix");
+    EXPECT_EQ(p.get_uint("flows"), 1024u);
+    EXPECT_FALSE(p.given("flows"));
+    EXPECT_TRUE(p.given("count"));
+}
+
+TEST(AppConfig, UnknownStageNamesItsPosition) {
+    EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n  - stage: nope\n  - drop\n").substr(0, 45),
+              "app.yaml:3:12: unknown stage 'nope' (known: d");
+}
+
+TEST(AppConfig, UnknownParameterPointsAtTheKey) {
+    const std::string e = error_of("pipeline:\n  - stage: synth\n    colour: red\n  - drop\n");
+    EXPECT_EQ(e.rfind("app.yaml:3:5: unknown parameter 'colour' for stage 'synth'", 0), 0u) << e;
+}
+
+TEST(AppConfig, IllTypedParameterPointsAtTheValue) {
+    const std::string e = error_of("pipeline:\n  - stage: synth\n    count: lots\n  - drop\n");
+    EXPECT_EQ(e, "app.yaml:3:12: parameter 'count' expects an unsigned integer, got 'lots'");
+}
+
+TEST(AppConfig, MissingRequiredParameterPointsAtTheNode) {
+    const std::string e = error_of("pipeline:\n  - stage: pcap\n  - drop\n");
+    EXPECT_EQ(e.rfind("app.yaml:2:12: missing required parameter 'file'", 0), 0u) << e;
+}
+
+TEST(AppConfig, UnknownTopLevelKeyIsRejected) {
+    EXPECT_EQ(error_of("pipelines:\n  - synth\n").rfind("app.yaml:1:1: unknown key 'pipelines'", 0), 0u);
+}
+
+TEST(AppConfig, SyntaxErrorsCarryTheParserPosition) {
+    const std::string e = error_of("pipeline:\n  - stage: synth\n   - drop: [\n");
+    EXPECT_EQ(e.rfind("app.yaml:3:", 0), 0u) << e;
+}
+
+TEST(AppConfig, PipelineMustRunFromSourceToSink) {
+    EXPECT_NE(error_of("pipeline:\n  - parse\n  - drop\n").find("app.yaml:2:5: a pipeline starts with a source"),
+              std::string::npos);
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - parse\n").find("app.yaml:3:5: a pipeline ends with a sink"),
+              std::string::npos);
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - drop\n  - drop\n").find("app.yaml:3:5: 'drop' is a sink"),
+              std::string::npos);
+}
+
+TEST(AppConfig, DuplicateExplicitNamesAreRejected) {
+    const std::string e = error_of(
+        "pipeline:\n  - stage: synth\n    name: x\n  - stage: drop\n    name: x\n");
+    EXPECT_EQ(e, "app.yaml:4:12: duplicate node name 'x'");
+}
+
+TEST(AppConfig, QueueMustBeAPowerOfTwoAndTransportKnown) {
+    EXPECT_EQ(error_of("queue: 1000\npipeline: [synth, drop]\n"),
+              "app.yaml:1:8: queue must be a power of two, got 1000");
+    EXPECT_EQ(error_of("transport: carrier_pigeon\npipeline: [synth, drop]\n").rfind(
+                  "app.yaml:1:12: unknown transport 'carrier_pigeon'", 0),
+              0u);
+}
+
+TEST(AppConfig, EmptyOrMissingFileIsAnError) {
+    EXPECT_EQ(error_of(""), "app.yaml:1:1: the file is empty; an app needs a 'pipeline:'");
+    try {
+        load_app_config("/nonexistent/app.yaml");
+        FAIL();
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "/nonexistent/app.yaml: cannot read app config: No such file or directory");
+    }
+}
+
+TEST(AppConfig, SetOverridesAParameterAndIsCheckedLikeTheFile) {
+    AppConfig app = parse_app_config("pipeline: [synth, drop]\n", "a.yaml");
+    apply_set(app, "synth.count=42");
+    EXPECT_EQ(app.pipeline[0].params.get_uint("count"), 42u);
+    EXPECT_THROW(apply_set(app, "synth.count=-1"), LocatedError);
+    try {
+        apply_set(app, "nosuch.count=1");
+        FAIL();
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "--set nosuch.count=1: no node named 'nosuch' (nodes: synth, drop)");
+    }
+    EXPECT_THROW(apply_set(app, "synth.bogus=1"), LocatedError);
+    EXPECT_THROW(apply_set(app, "synth=1"), LocatedError);
+}
+
+TEST(AppConfig, PcapOverrideReplacesTheSourceAndKeepsItsName) {
+    AppConfig app = parse_app_config("pipeline:\n  - stage: synth\n    name: src\n  - drop\n", "a.yaml");
+    replace_source_with_pcap(app, "x.pcap");
+    set_loop(app, 3);
+    EXPECT_EQ(app.pipeline[0].name, "src");
+    EXPECT_EQ(app.pipeline[0].stage->name, "pcap");
+    EXPECT_EQ(app.pipeline[0].params.get_string("file"), "x.pcap");
+    EXPECT_EQ(app.pipeline[0].params.get_uint("loop"), 3u);
+}
+
+}  // namespace
+}  // namespace tp

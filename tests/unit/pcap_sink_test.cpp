@@ -1,0 +1,250 @@
+// The `pcap_out` sink: what it writes is what arrived, readable by tcpdump and libpcap.
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+#include <rte_mbuf.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+#include "stages/pcap_sink.hpp"
+#include "stages/pcap_source.hpp"
+#include "tests/support/eal_fixture.hpp"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+using Given = std::vector<std::pair<std::string, std::string>>;
+
+// Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
+// line after it, in order.
+ParamValues params_of(const std::string& stage, const Given& given) {
+    const StageInfo* info = StageRegistry::instance().find(stage);
+    ParamValues p;
+    p.set_node_location(Location{"app.yaml", 1, 3});
+    int line = 2;
+    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
+    for (const ParamSpec& spec : info->params) p.set_default(spec);
+    return p;
+}
+
+MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
+    static std::atomic<int> serial{0};
+    MbufPoolSpec spec;
+    spec.name = "sink_test_" + std::to_string(serial++);
+    spec.mbufs = mbufs;
+    spec.data_room = data_room;
+    return MbufPool(spec);
+}
+
+struct Written {
+    std::vector<std::string> frames;
+    std::vector<uint32_t> lengths;  // original lengths
+    std::vector<timespec> stamps;
+    int precision = -1;
+};
+
+Written read_with_libpcap(const std::string& path) {
+    Written w;
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+    if (p == nullptr) {
+        ADD_FAILURE() << err;
+        return w;
+    }
+    pcap_pkthdr* h;
+    const u_char* data;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        w.frames.emplace_back(reinterpret_cast<const char*>(data), h->caplen);
+        w.lengths.push_back(h->len);
+        w.stamps.push_back(timespec{h->ts.tv_sec, h->ts.tv_usec});
+    }
+    pcap_close(p);
+    return w;
+}
+
+uint64_t tcpdump_count(const std::string& path) {
+    FILE* f = popen(("tcpdump --count -r '" + path + "' 2>/dev/null").c_str(), "r");
+    if (f == nullptr) return 0;
+    char buf[256] = {};
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    const int status = pclose(f);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "tcpdump cannot read " << path;
+    return std::strtoull(std::string(buf, n).c_str(), nullptr, 10);
+}
+
+// Source to sink, burst by burst, as a two-node pipeline would run them.
+void replay_into(PcapSource& src, PcapSink& sink) {
+    Burst b;
+    for (;;) {
+        b.n = 0;
+        const SourceStatus st = src.produce(b);
+        if (st == SourceStatus::Done) break;
+        ASSERT_EQ(st, SourceStatus::Produced);
+        sink.process(b);
+        ASSERT_EQ(b.n, 0) << "a sink consumes its burst";
+    }
+}
+
+class PcapSinkTest : public testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/tp_pcap_sink_XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string dir_;
+};
+
+TEST(PcapSinkRegistration, IsASinkNamedPcapOutWithItsParameters) {
+    const StageInfo* info = StageRegistry::instance().find("pcap_out");
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->kind, StageKind::Sink);
+    EXPECT_TRUE(info->find_param("file")->required);
+    EXPECT_EQ(info->find_param("snaplen")->default_text, "262144");
+}
+
+class RoundTrip : public PcapSinkTest, public testing::WithParamInterface<const char*> {};
+
+TEST_P(RoundTrip, EveryReplayedFrameIsWrittenInOrderAndReadsBackIdentical) {
+    const std::string in = test::pcaps_dir() + "/" + GetParam();
+    const std::string out = dir_ + "/out.pcap";
+    PcapSource src(params_of("pcap", {{"file", in}}));
+    PcapSink sink(params_of("pcap_out", {{"file", out}}));
+    // A small data room makes most frames chains, so the sink must linearise them.
+    MbufPool pool = app_pool(8191, 512);
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    sink.open(env);
+    replay_into(src, sink);
+    src.close();
+    sink.close();
+
+    const Written original = read_with_libpcap(in);
+    const Written written = read_with_libpcap(out);
+    EXPECT_EQ(tcpdump_count(out), original.frames.size());
+    EXPECT_EQ(written.frames.size(), original.frames.size());
+    EXPECT_TRUE(written.frames == original.frames) << "written bytes differ from the capture's";
+    for (size_t i = 0; i < written.frames.size(); ++i)
+        ASSERT_EQ(written.lengths[i], written.frames[i].size()) << "record " << i + 1;
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedCaptures, RoundTrip,
+                         testing::Values("pcpp__example.pcap", "tcpdump__bigtcp-ipv6-hbh.pcap",
+                                         "zeek__irc-dcc-send.pcapng"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                             std::string n = info.param;
+                             for (char& c : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
+
+TEST_F(PcapSinkTest, FramesLongerThanSnaplenAreCutAndKeepTheirOriginalLength) {
+    const std::string in = test::pcaps_dir() + "/pcpp__ip4_fragments.pcap";
+    const std::string out = dir_ + "/cut.pcap";
+    PcapSource src(params_of("pcap", {{"file", in}}));
+    PcapSink sink(params_of("pcap_out", {{"file", out}, {"snaplen", "100"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    sink.open(env);
+    replay_into(src, sink);
+    src.close();
+    sink.close();
+
+    const Written original = read_with_libpcap(in);
+    const Written written = read_with_libpcap(out);
+    ASSERT_EQ(written.frames.size(), original.frames.size());
+    for (size_t i = 0; i < written.frames.size(); ++i) {
+        EXPECT_EQ(written.frames[i], original.frames[i].substr(0, 100)) << "record " << i + 1;
+        EXPECT_EQ(written.lengths[i], original.frames[i].size()) << "record " << i + 1;
+    }
+}
+
+TEST_F(PcapSinkTest, RecordsCarryTheWallClockInNanoseconds) {
+    const std::string out = dir_ + "/clock.pcap";
+    PcapSource src(params_of("pcap", {{"file", test::pcaps_dir() + "/tcpdump__802.1ad_QinQ.pcap"}}));
+    PcapSink sink(params_of("pcap_out", {{"file", out}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    sink.open(env);
+    timespec before{}, after{};
+    clock_gettime(CLOCK_REALTIME, &before);
+    replay_into(src, sink);
+    clock_gettime(CLOCK_REALTIME, &after);
+    src.close();
+    sink.close();
+
+    std::ifstream f(out, std::ios::binary);
+    uint32_t magic = 0;
+    f.read(reinterpret_cast<char*>(&magic), 4);
+    EXPECT_EQ(magic, 0xa1b23c4du) << "a nanosecond-resolution pcap";
+    const auto ns = [](const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; };
+    const Written written = read_with_libpcap(out);
+    ASSERT_EQ(written.stamps.size(), 2u);
+    for (const timespec& t : written.stamps) {
+        EXPECT_GE(ns(t), ns(before));
+        EXPECT_LE(ns(t), ns(after));
+    }
+}
+
+TEST_F(PcapSinkTest, AnUnwritablePathIsRefusedAtTheFileParameter) {
+    const std::string out = dir_ + "/no/such/dir/out.pcap";
+    PcapSink sink(params_of("pcap_out", {{"file", out}}));
+    MbufPool pool = app_pool(511);
+    StageEnv env{&pool, "node", 0};
+    try {
+        sink.open(env);
+        FAIL() << "open() accepted an unwritable path";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().file, "app.yaml");
+        EXPECT_EQ(e.where().line, 2);
+        EXPECT_EQ(e.message(), "cannot write capture '" + out + "': No such file or directory");
+    }
+    sink.close();  // closing a sink that never opened is harmless
+}
+
+TEST_F(PcapSinkTest, ASnaplenOutsideWhatReadersAcceptIsRefused) {
+    for (const char* bad : {"0", "262145"}) {
+        try {
+            PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/x.pcap"}, {"snaplen", bad}}));
+            FAIL() << "snaplen " << bad << " was accepted";
+        } catch (const LocatedError& e) {
+            EXPECT_EQ(e.where().line, 3) << bad;
+        }
+    }
+}
+
+TEST_F(PcapSinkTest, AWriteErrorCountsDropsInsteadOfDeliveries) {
+    // /dev/full accepts the open and fails every write with ENOSPC.
+    PcapSource src(params_of("pcap", {{"file", test::pcaps_dir() + "/pcpp__DnsPackets.pcap"}}));
+    PcapSink sink(params_of("pcap_out", {{"file", "/dev/full"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    sink.open(env);
+    replay_into(src, sink);
+    src.close();
+    sink.close();
+    ASSERT_EQ(sink.drop_reasons().size(), 1u);
+    EXPECT_EQ(sink.drop_reasons()[0], "write_error");
+    EXPECT_GT(sink.stats().drops.get(), 0u);
+    EXPECT_EQ(sink.stats().reason[0].get(), sink.stats().drops.get());
+    EXPECT_EQ(pool.available(), pool.capacity()) << "dropped packets are freed too";
+}
+
+}  // namespace
+}  // namespace tp

@@ -1,0 +1,697 @@
+// The `pcap` source: what a user relies on when replaying a capture.
+//
+// Every shared capture is checked against tcpdump, the reference reader: where tcpdump reads an
+// Ethernet capture the source replays the same frames, byte for byte; where tcpdump fails the
+// source refuses with a one-line message naming the file (and the record at fault).
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+#include "stages/pcap_source.hpp"
+#include "tests/support/eal_fixture.hpp"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Given = std::vector<std::pair<std::string, std::string>>;
+
+// ---- helpers -------------------------------------------------------------------------------
+
+// Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
+// line after it, in order.
+ParamValues pcap_params(const Given& given) {
+    const StageInfo* info = StageRegistry::instance().find("pcap");
+    ParamValues p;
+    p.set_node_location(Location{"app.yaml", 1, 3});
+    int line = 2;
+    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
+    for (const ParamSpec& spec : info->params) p.set_default(spec);
+    return p;
+}
+
+MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
+    static std::atomic<int> serial{0};
+    MbufPoolSpec spec;
+    spec.name = "src_test_" + std::to_string(serial++);
+    spec.mbufs = mbufs;
+    spec.data_room = data_room;
+    return MbufPool(spec);
+}
+
+std::string frame_bytes(const rte_mbuf* m) {
+    std::string s(rte_pktmbuf_pkt_len(m), '\0');
+    const void* p = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), s.data());
+    if (p != s.data()) std::memcpy(s.data(), p, s.size());
+    return s;
+}
+
+struct Replay {
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    uint64_t idle = 0;
+    std::vector<std::string> frames;
+    double seconds = 0;
+};
+
+// Runs the source to Done, freeing every packet; gives up after `limit` (a hung replay fails).
+Replay drain(PcapSource& src, bool keep_frames = false, std::chrono::seconds limit = std::chrono::seconds(60)) {
+    Replay r;
+    Burst b;
+    const auto t0 = Clock::now();
+    for (;;) {
+        b.n = 0;
+        const SourceStatus st = src.produce(b);
+        if (st == SourceStatus::Done) break;
+        if (st == SourceStatus::Idle) {
+            ++r.idle;
+            if (Clock::now() - t0 > limit) {
+                ADD_FAILURE() << "replay still idle after " << limit.count() << " s";
+                break;
+            }
+            continue;
+        }
+        EXPECT_GT(b.n, 0);
+        EXPECT_LE(b.n, kBurstMax);
+        for (const PacketDesc& d : b) {
+            ++r.packets;
+            r.bytes += frame_length(d);
+            if (keep_frames) r.frames.push_back(frame_bytes(d.mbuf));
+            rte_pktmbuf_free(d.mbuf);
+        }
+    }
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return r;
+}
+
+std::string pcap_path(const std::string& name) { return test::pcaps_dir() + "/" + name; }
+
+struct CaptureContents {
+    std::vector<std::string> frames;
+    std::vector<double> seconds;  // timestamps
+    uint64_t bytes = 0;
+};
+
+// The frames libpcap reads from `path` (used on files tcpdump wrote and on valid captures).
+CaptureContents read_with_libpcap(const std::string& path) {
+    CaptureContents c;
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+    if (p == nullptr) return c;
+    pcap_pkthdr* h;
+    const u_char* data;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        c.frames.emplace_back(reinterpret_cast<const char*>(data), h->caplen);
+        c.seconds.push_back(double(h->ts.tv_sec) + double(h->ts.tv_usec) * 1e-9);
+        c.bytes += h->caplen;
+    }
+    pcap_close(p);
+    return c;
+}
+
+struct Command {
+    int exit_code = -1;
+    std::string out;
+};
+
+Command run(const std::string& cmd) {
+    Command c;
+    FILE* f = popen(cmd.c_str(), "r");
+    if (f == nullptr) return c;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) c.out.append(buf, n);
+    const int status = pclose(f);
+    c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return c;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// What tcpdump makes of a capture: exit code, stderr, the link type it announced, the packet
+// count (--count) and the frames it would write (-w, read back), whose sizes give the bytes.
+struct TcpdumpVerdict {
+    int exit_code = -1;
+    std::string stderr_text;
+    std::string link_type;  // empty when tcpdump rejected the file header
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    std::vector<std::string> frames;
+
+    // tcpdump's own reason for failing, without its "tcpdump: " and "pcap_loop: " prefixes.
+    std::string reason() const {
+        std::string r = stderr_text;
+        const auto at = r.rfind("tcpdump: ");
+        if (at != std::string::npos) r = r.substr(at + 9);
+        if (r.rfind("pcap_loop: ", 0) == 0) r = r.substr(11);
+        while (!r.empty() && r.back() == '\n') r.pop_back();
+        return r;
+    }
+};
+
+TcpdumpVerdict tcpdump_reads(const std::string& path, const std::string& scratch_dir) {
+    TcpdumpVerdict v;
+    const std::string err = scratch_dir + "/tcpdump.err";
+    const std::string out = scratch_dir + "/tcpdump.pcap";
+    const Command count = run("tcpdump --count -r '" + path + "' 2>'" + err + "'");
+    v.exit_code = count.exit_code;
+    v.packets = std::strtoull(count.out.c_str(), nullptr, 10);
+    v.stderr_text = read_file(err);
+    const auto lt = v.stderr_text.find("link-type ");
+    if (lt != std::string::npos) {
+        const auto end = v.stderr_text.find(' ', lt + 10);
+        v.link_type = v.stderr_text.substr(lt + 10, end - (lt + 10));
+    }
+    fs::remove(out);
+    run("tcpdump -r '" + path + "' -w '" + out + "' 2>/dev/null");
+    if (fs::exists(out)) {
+        // A pcap file is a 24-byte header and a 16-byte header per record before its bytes.
+        const uint64_t size = fs::file_size(out);
+        v.bytes = size >= 24 + 16 * v.packets ? size - 24 - 16 * v.packets : 0;
+        v.frames = read_with_libpcap(out).frames;
+    }
+    return v;
+}
+
+// Classic pcap files written byte by byte, so a test can break them exactly where it wants.
+struct RawRecord {
+    uint32_t sec = 0;
+    uint32_t frac = 0;  // microseconds, or nanoseconds in a nano file
+    std::string data;
+    int64_t caplen = -1;  // header field; -1 = data.size()
+};
+
+void put32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
+void put16(std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); }
+
+std::string pcap_bytes(const std::vector<RawRecord>& records, uint32_t linktype = 1, bool nano = false,
+                       uint32_t snaplen = 65535) {
+    std::string s;
+    put32(s, nano ? 0xa1b23c4d : 0xa1b2c3d4);
+    put16(s, 2);
+    put16(s, 4);
+    put32(s, 0);
+    put32(s, 0);
+    put32(s, snaplen);
+    put32(s, linktype);
+    for (const RawRecord& r : records) {
+        put32(s, r.sec);
+        put32(s, r.frac);
+        put32(s, r.caplen < 0 ? uint32_t(r.data.size()) : uint32_t(r.caplen));
+        put32(s, uint32_t(r.data.size()));
+        s += r.data;
+    }
+    return s;
+}
+
+std::string frame(size_t len, char fill) { return std::string(len, fill); }
+
+// ---- fixture -------------------------------------------------------------------------------
+
+class PcapSourceTest : public testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/tp_pcap_source_XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string write(const std::string& name, const std::string& bytes) {
+        const std::string path = dir_ + "/" + name;
+        std::ofstream(path, std::ios::binary) << bytes;
+        return path;
+    }
+
+    // Opens a source on `given` and expects open() to refuse; returns the error.
+    LocatedError refusal(const Given& given) {
+        PcapSource src(pcap_params(given));
+        MbufPool pool = app_pool(511);
+        StageEnv env{&pool, "src", 0};
+        try {
+            src.open(env);
+        } catch (const LocatedError& e) {
+            return e;
+        }
+        ADD_FAILURE() << "open() accepted " << given.front().second;
+        return LocatedError(Location{}, "accepted");
+    }
+
+    std::string dir_;
+};
+
+// ---- registration and descriptors ----------------------------------------------------------
+
+TEST(PcapSourceRegistration, IsASourceNamedPcapWithItsParameters) {
+    const StageInfo* info = StageRegistry::instance().find("pcap");
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->kind, StageKind::Source);
+    ASSERT_NE(info->find_param("file"), nullptr);
+    EXPECT_TRUE(info->find_param("file")->required);
+    EXPECT_EQ(info->find_param("loop")->default_text, "1");
+    for (const char* rate : {"pps", "mbps", "speed"}) {
+        ASSERT_NE(info->find_param(rate), nullptr) << rate;
+        EXPECT_EQ(info->find_param(rate)->type, ParamType::Double) << rate;
+    }
+    auto stage = info->create(pcap_params({{"file", pcap_path("tcpdump__802.1ad_QinQ.pcap")}}));
+    EXPECT_EQ(stage->kind(), StageKind::Source);
+}
+
+TEST_F(PcapSourceTest, FillsFullBurstsOfDescriptorsStampedWithThePort) {
+    PcapSource src(pcap_params({{"file", pcap_path("pcpp__DnsPackets.pcap")}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 7};
+    src.open(env);
+    EXPECT_EQ(src.template_packets(), 464u);
+
+    Burst b;
+    ASSERT_EQ(src.produce(b), SourceStatus::Produced);
+    EXPECT_EQ(b.n, kBurstMax);
+    for (const PacketDesc& d : b) {
+        EXPECT_EQ(d.port, 7);
+        EXPECT_EQ(d.mbuf->port, 7);
+        EXPECT_EQ(d.flow_hash, 0u);
+        EXPECT_EQ(d.type, 0);
+        EXPECT_EQ(d.length, rte_pktmbuf_pkt_len(d.mbuf));
+        rte_pktmbuf_free(d.mbuf);
+    }
+    drain(src);
+    src.close();
+}
+
+TEST_F(PcapSourceTest, AFrameLongerThanAnAppMbufLeavesAsAChainWithSaturatedLength) {
+    const std::string path = pcap_path("tcpdump__bigtcp-ipv6-hbh.pcap");
+    PcapSource src(pcap_params({{"file", path}}));
+    MbufPool pool = app_pool(511, 2048);
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+
+    Burst b;
+    ASSERT_EQ(src.produce(b), SourceStatus::Produced);
+    ASSERT_EQ(b.n, 1);
+    const PacketDesc& d = b.d[0];
+    EXPECT_EQ(rte_pktmbuf_pkt_len(d.mbuf), 80094u);
+    EXPECT_EQ(d.mbuf->nb_segs, (80094 + 2047) / 2048);
+    EXPECT_EQ(d.length, PacketDesc::kLengthSaturated);
+    EXPECT_EQ(frame_length(d), 80094u);
+    EXPECT_EQ(frame_bytes(d.mbuf), read_with_libpcap(path).frames.at(0));
+    rte_pktmbuf_free(d.mbuf);
+    EXPECT_EQ(src.produce(b), SourceStatus::Done);
+    src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PcapSourceTest, DownstreamMayEditPacketsWithoutChangingTheReplay) {
+    PcapSource src(pcap_params({{"file", pcap_path("tcpdump__802.1ad_QinQ.pcap")}, {"loop", "2"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    Burst b;
+    ASSERT_EQ(src.produce(b), SourceStatus::Produced);
+    ASSERT_EQ(b.n, 4);  // two packets, twice
+    const std::string original = frame_bytes(b.d[0].mbuf);
+    std::memset(rte_pktmbuf_mtod(b.d[0].mbuf, void*), 0xee, 16);
+    EXPECT_EQ(frame_bytes(b.d[2].mbuf), original);
+    for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+    src.close();
+}
+
+// ---- every shared capture against tcpdump --------------------------------------------------
+
+std::vector<std::string> shared_captures() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(test::pcaps_dir(), ec)) {
+        const std::string ext = e.path().extension().string();
+        if (ext == ".pcap" || ext == ".pcapng") names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+class SharedCapture : public PcapSourceTest, public testing::WithParamInterface<std::string> {};
+
+TEST(SharedCaptures, AreAllPresent) { EXPECT_GE(shared_captures().size(), 40u); }
+
+TEST_P(SharedCapture, ReplaysWhatTcpdumpReadsAndRefusesWhatItRejects) {
+    const std::string path = pcap_path(GetParam());
+    const TcpdumpVerdict tcpdump = tcpdump_reads(path, dir_);
+    SCOPED_TRACE("tcpdump exit " + std::to_string(tcpdump.exit_code) + ", " +
+                 std::to_string(tcpdump.packets) + " packets, stderr: " + tcpdump.stderr_text);
+
+    if (GetParam() == "tcpdump__bgp_vpn_rt-oobr.pcap") {
+        // The one deliberate disagreement: tcpdump prints the 37 records that hold no bytes
+        // (caplen 0); a replay cannot emit a frame of zero bytes, so the source refuses the
+        // file at the first of them, record 2.
+        ASSERT_EQ(tcpdump.exit_code, 0);
+        const LocatedError e = refusal({{"file", path}});
+        EXPECT_EQ(std::string(e.what()), path + ": record 2: zero capture length (an empty record holds no frame to replay)");
+        return;
+    }
+    if (tcpdump.link_type.empty()) {
+        // libpcap rejected the file header: same reason, located at the file.
+        ASSERT_NE(tcpdump.exit_code, 0);
+        const LocatedError e = refusal({{"file", path}});
+        EXPECT_EQ(std::string(e.what()), path + ": " + tcpdump.reason());
+        return;
+    }
+    if (tcpdump.link_type != "EN10MB") {
+        const LocatedError e = refusal({{"file", path}});
+        const std::string expected_start = path + ": link type " + tcpdump.link_type + " (";
+        EXPECT_EQ(std::string(e.what()).rfind(expected_start, 0), 0u) << e.what();
+        EXPECT_NE(std::string(e.what()).find(") is not supported (supported: EN10MB)"), std::string::npos) << e.what();
+        return;
+    }
+    const bool cut_short = tcpdump.stderr_text.find("truncated dump file") != std::string::npos;
+    if (tcpdump.exit_code != 0 && !cut_short) {
+        // A record libpcap rejects: tcpdump printed the ones before it.
+        const LocatedError e = refusal({{"file", path}});
+        EXPECT_EQ(std::string(e.what()), path + ": record " + std::to_string(tcpdump.packets + 1) + ": " + tcpdump.reason());
+        return;
+    }
+
+    PcapSource src(pcap_params({{"file", path}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    EXPECT_EQ(src.truncated(), cut_short);
+    EXPECT_EQ(src.template_packets(), tcpdump.packets);
+    EXPECT_EQ(src.template_bytes(), tcpdump.bytes);
+    const Replay r = drain(src, true);
+    EXPECT_EQ(r.packets, tcpdump.packets);
+    EXPECT_EQ(r.bytes, tcpdump.bytes);
+    EXPECT_TRUE(r.frames == tcpdump.frames) << "frames differ from what tcpdump writes";
+    EXPECT_EQ(r.idle, 0u) << "an unpaced replay never waits";
+    src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+std::string test_name_of(const testing::TestParamInfo<std::string>& info) {
+    std::string n = info.param;
+    for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pcaps, SharedCapture, testing::ValuesIn(shared_captures()), test_name_of);
+
+// ---- loop and pacing -----------------------------------------------------------------------
+
+TEST_F(PcapSourceTest, LoopReplaysTheCaptureThatManyTimes) {
+    PcapSource src(pcap_params({{"file", pcap_path("pcpp__DnsPackets.pcap")}, {"loop", "3"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src);
+    EXPECT_EQ(r.packets, 3 * src.template_packets());
+    EXPECT_EQ(r.bytes, 3 * src.template_bytes());
+    src.close();
+}
+
+TEST_F(PcapSourceTest, LoopZeroReplaysUntilStopped) {
+    PcapSource src(pcap_params({{"file", pcap_path("tcpdump__802.1ad_QinQ.pcap")}, {"loop", "0"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    uint64_t packets = 0;
+    Burst b;
+    for (int i = 0; i < 1000; ++i) {
+        b.n = 0;
+        ASSERT_EQ(src.produce(b), SourceStatus::Produced);
+        packets += b.n;
+        for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+    }
+    EXPECT_EQ(packets, 1000u * kBurstMax);
+    src.close();
+    EXPECT_EQ(src.produce(b), SourceStatus::Done) << "a closed source emits nothing";
+}
+
+TEST_F(PcapSourceTest, AnEmptyCaptureReplaysNothingEvenWhenLoopingForever) {
+    PcapSource src(pcap_params({{"file", pcap_path("tcpdump__empty.pcap")}, {"loop", "0"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    EXPECT_EQ(src.template_packets(), 0u);
+    Burst b;
+    EXPECT_EQ(src.produce(b), SourceStatus::Done);
+    EXPECT_EQ(b.n, 0);
+    src.close();
+}
+
+// Pacing is checked functionally: the replay may not finish before the last packet is due,
+// and must finish within a generous margin after (the test machine is shared).
+void expect_paced(const Replay& r, double due_seconds) {
+    EXPECT_GE(r.seconds, due_seconds * 0.98) << "the replay ran ahead of its pace";
+    EXPECT_LE(r.seconds, due_seconds * 3 + 0.2) << "the replay lagged far behind its pace";
+    EXPECT_GT(r.idle, 0u);
+}
+
+TEST_F(PcapSourceTest, PpsPacesThePacketRate) {
+    PcapSource src(pcap_params({{"file", pcap_path("tcpdump__802.1ad_QinQ.pcap")}, {"loop", "200"}, {"pps", "2000"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src);
+    ASSERT_EQ(r.packets, 400u);
+    expect_paced(r, 399 / 2000.0);  // packet i is due at i / pps
+    src.close();
+}
+
+TEST_F(PcapSourceTest, MbpsPacesTheFrameBitRate) {
+    const std::string path = pcap_path("pcpp__DnsPackets.pcap");
+    PcapSource src(pcap_params({{"file", path}, {"mbps", "2"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src);
+    const CaptureContents c = read_with_libpcap(path);
+    ASSERT_EQ(r.packets, c.frames.size());
+    // A packet is due once the bits before it have gone out at the rate.
+    expect_paced(r, double(c.bytes - c.frames.back().size()) * 8 / 2e6);
+    src.close();
+}
+
+TEST_F(PcapSourceTest, SpeedFollowsTheCaptureTimestamps) {
+    const std::string path = pcap_path("suricata__nfs3-01__input.pcap");  // 0.47 s recorded
+    PcapSource src(pcap_params({{"file", path}, {"speed", "2"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src);
+    const CaptureContents c = read_with_libpcap(path);
+    ASSERT_EQ(r.packets, c.frames.size());
+    expect_paced(r, (c.seconds.back() - c.seconds.front()) / 2);
+    src.close();
+}
+
+TEST_F(PcapSourceTest, SpeedReplaysBackwardAndInvalidTimestampsAsZeroGaps) {
+    // 10.0 s, then 3 s earlier, then a fraction of 3e9 ns (not a time), then 10.1 s: the only
+    // gap honoured is 0.1 s. Read literally these would wait years or underflow.
+    const std::string path = write("jumps.pcap", pcap_bytes({{10, 0, frame(60, 'a')},
+                                                             {7, 0, frame(60, 'b')},
+                                                             {4000000000u, 3000000000u, frame(60, 'c')},
+                                                             {10, 100000000, frame(60, 'd')}},
+                                                            1, true));
+    PcapSource src(pcap_params({{"file", path}, {"speed", "1"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src, false, std::chrono::seconds(5));
+    EXPECT_EQ(r.packets, 4u);
+    EXPECT_GE(r.seconds, 0.098);
+    EXPECT_LT(r.seconds, 1.0);
+    src.close();
+}
+
+TEST_F(PcapSourceTest, TwoPacingParametersAreRefusedAtTheSecond) {
+    const std::string path = pcap_path("tcpdump__802.1ad_QinQ.pcap");
+    try {
+        PcapSource src(pcap_params({{"file", path}, {"pps", "1000"}, {"mbps", "10"}}));
+        FAIL() << "pps and mbps together were accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().line, 4) << "mbps, written after pps";
+        EXPECT_NE(e.message().find("'mbps'"), std::string::npos) << e.what();
+        EXPECT_NE(e.message().find("'pps'"), std::string::npos) << e.what();
+    }
+    try {
+        PcapSource src(pcap_params({{"file", path}, {"speed", "1"}, {"pps", "10"}}));
+        FAIL() << "speed and pps together were accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().line, 4) << "pps, written after speed";
+        EXPECT_NE(e.message().find("'pps'"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(PcapSourceTest, ANegativeRateIsRefusedAtItsParameter) {
+    try {
+        PcapSource src(pcap_params({{"file", pcap_path("tcpdump__802.1ad_QinQ.pcap")}, {"speed", "-2"}}));
+        FAIL() << "a negative speed was accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().line, 3);
+    }
+}
+
+// ---- pools ---------------------------------------------------------------------------------
+
+TEST_F(PcapSourceTest, BothPoolsAreFullAgainAfterReplayAndClose) {
+    PcapSource src(pcap_params({{"file", pcap_path("pcpp__example.pcap")}, {"loop", "2"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    ASSERT_GT(src.template_pool_capacity(), 0u);
+    EXPECT_EQ(src.template_pool_available(), 0u) << "every template mbuf holds part of a frame";
+    drain(src);
+    EXPECT_EQ(pool.available(), pool.capacity());
+    src.close();
+    EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
+}
+
+TEST_F(PcapSourceTest, AnExhaustedAppPoolMakesTheSourceWaitButNeverLoseAPacket) {
+    const std::string path = pcap_path("pcpp__DnsPackets.pcap");
+    PcapSource src(pcap_params({{"file", path}}));
+    MbufPool pool = app_pool(63);
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+
+    std::vector<std::string> seen;
+    std::vector<rte_mbuf*> in_flight;
+    uint64_t idle = 0;
+    Burst b;
+    for (;;) {
+        b.n = 0;
+        const SourceStatus st = src.produce(b);
+        if (st == SourceStatus::Done) break;
+        if (st == SourceStatus::Idle) {
+            // Downstream finally frees what it holds.
+            ++idle;
+            ASSERT_FALSE(in_flight.empty()) << "idle with nothing in flight";
+            for (rte_mbuf* m : in_flight) rte_pktmbuf_free(m);
+            in_flight.clear();
+            continue;
+        }
+        for (const PacketDesc& d : b) {
+            seen.push_back(frame_bytes(d.mbuf));
+            in_flight.push_back(d.mbuf);
+        }
+    }
+    for (rte_mbuf* m : in_flight) rte_pktmbuf_free(m);
+    EXPECT_GT(idle, 0u);
+    EXPECT_TRUE(seen == read_with_libpcap(path).frames) << "packets were lost or reordered";
+    EXPECT_EQ(pool.available(), pool.capacity());
+    src.close();
+}
+
+// ---- bad input -----------------------------------------------------------------------------
+
+TEST_F(PcapSourceTest, AMissingFileIsRefusedWhereTheUserNamedIt) {
+    const std::string path = dir_ + "/absent.pcap";
+    const LocatedError e = refusal({{"file", path}});
+    EXPECT_EQ(e.where().file, "app.yaml");
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_EQ(e.message(), "cannot open capture '" + path + "': No such file or directory");
+}
+
+TEST_F(PcapSourceTest, AnEmptyFileIsRefused) {
+    const std::string path = write("empty.pcap", "");
+    EXPECT_EQ(std::string(refusal({{"file", path}}).what()),
+              path + ": empty file (0 bytes), not a pcap or pcapng capture");
+}
+
+TEST_F(PcapSourceTest, TenRandomBytesAreRefusedAsUnknownFormat) {
+    const std::string path = write("noise.pcap", std::string("\x93\x1f\x04\xc8\x77\x02\xe1\x5a\x0b\x66", 10));
+    EXPECT_EQ(std::string(refusal({{"file", path}}).what()), path + ": unknown file format");
+}
+
+TEST_F(PcapSourceTest, ATruncatedGlobalHeaderIsRefused) {
+    const std::string path = write("short-header.pcap", pcap_bytes({}).substr(0, 12));
+    const std::string what = refusal({{"file", path}}).what();
+    EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find("truncated"), std::string::npos) << what;
+    EXPECT_EQ(what.find("record"), std::string::npos) << what;
+}
+
+TEST_F(PcapSourceTest, AnUnsupportedVersionIsRefused) {
+    std::string bytes = pcap_bytes({{1, 0, frame(60, 'a')}});
+    bytes[4] = 1;  // version 1.4
+    const std::string path = write("v1.pcap", bytes);
+    EXPECT_EQ(std::string(refusal({{"file", path}}).what()), path + ": archaic pcap savefile format");
+}
+
+TEST_F(PcapSourceTest, ANonEthernetLinkTypeIsRefusedByName) {
+    const std::string path = pcap_path("pcpp__sll.pcap");
+    EXPECT_EQ(std::string(refusal({{"file", path}}).what()),
+              path + ": link type LINUX_SLL (113) is not supported (supported: EN10MB)");
+}
+
+TEST_F(PcapSourceTest, AZeroLengthRecordIsRefusedNamingItsIndex) {
+    const std::string path = write("zero.pcap", pcap_bytes({{1, 0, frame(60, 'a')}, {2, 0, ""}, {3, 0, frame(60, 'c')}}));
+    EXPECT_EQ(std::string(refusal({{"file", path}}).what()),
+              path + ": record 2: zero capture length (an empty record holds no frame to replay)");
+}
+
+TEST_F(PcapSourceTest, AnAbsurdCaptureLengthIsRefusedNamingItsIndex) {
+    RawRecord absurd{2, 0, frame(60, 'b'), 0x7fffffff};
+    const std::string path = write("absurd.pcap", pcap_bytes({{1, 0, frame(60, 'a')}, absurd}));
+    const std::string what = refusal({{"file", path}}).what();
+    EXPECT_EQ(what.rfind(path + ": record 2: invalid packet capture length 2147483647, bigger than", 0), 0u) << what;
+}
+
+TEST_F(PcapSourceTest, AFileCutInsideARecordReplaysTheRecordsBeforeTheCut) {
+    const std::string whole = pcap_bytes({{1, 0, frame(60, 'a')}, {2, 0, frame(70, 'b')}, {3, 0, frame(80, 'c')}});
+    // Cut in the third record's bytes, then in its header.
+    for (const size_t cut : {whole.size() - 30, whole.size() - 80 - 10}) {
+        const std::string path = write("cut.pcap", whole.substr(0, cut));
+        PcapSource src(pcap_params({{"file", path}}));
+        MbufPool pool = app_pool(511);
+        StageEnv env{&pool, "src", 0};
+        src.open(env);
+        EXPECT_TRUE(src.truncated());
+        ASSERT_EQ(src.events().size(), 1u);
+        EXPECT_EQ(src.events()[0], "truncated_file");
+        EXPECT_EQ(src.stats().event[0].get(), 1u);
+        const Replay r = drain(src, true);
+        EXPECT_EQ(r.packets, 2u);
+        EXPECT_EQ(r.bytes, 130u);
+        ASSERT_EQ(r.frames.size(), 2u);
+        EXPECT_EQ(r.frames[1], frame(70, 'b'));
+        src.close();
+    }
+}
+
+TEST_F(PcapSourceTest, MicrosecondAndNanosecondFilesKeepTheirTimestampPrecision) {
+    // Same recorded gap of 150 ms written both ways; speed 1 waits for it either way.
+    for (const bool nano : {false, true}) {
+        const uint32_t frac = nano ? 150000000 : 150000;
+        const std::string path = write("precision.pcap", pcap_bytes({{5, 0, frame(60, 'a')}, {5, frac, frame(60, 'b')}}, 1, nano));
+        PcapSource src(pcap_params({{"file", path}, {"speed", "1"}}));
+        MbufPool pool = app_pool(511);
+        StageEnv env{&pool, "src", 0};
+        src.open(env);
+        const Replay r = drain(src, false, std::chrono::seconds(5));
+        EXPECT_EQ(r.packets, 2u);
+        EXPECT_GE(r.seconds, 0.147) << (nano ? "nanosecond file" : "microsecond file");
+        EXPECT_LT(r.seconds, 1.0) << (nano ? "nanosecond file" : "microsecond file");
+        src.close();
+    }
+}
+
+}  // namespace
+}  // namespace tp
