@@ -84,55 +84,33 @@ int64_t timestamp_ns(const pcap_pkthdr& h) {
     return int64_t(h.ts.tv_sec) * 1000000000 + h.ts.tv_usec;
 }
 
-}  // namespace
-
-struct CaptureFile::Survey {
+// What a first pass over the file learns: enough to size the template pool exactly.
+struct Survey {
     uint64_t records = 0;
     uint64_t bytes = 0;
     uint32_t max_length = 0;
     std::array<uint64_t, kSegmentRooms.size()> segments{};  // per candidate room
     std::string truncation;
+
+    // The candidate room that holds every record in the least memory; ties go to the larger
+    // room (fewer chains).
+    uint16_t cheapest_room() const {
+        const auto memory_with_room = [&](size_t k) {
+            return segments[k] * (kSegmentRooms[k] + kSegmentOverhead);
+        };
+        size_t best = 0;
+        for (size_t k = 1; k < kSegmentRooms.size(); ++k)
+            if (memory_with_room(k) <= memory_with_room(best)) best = k;
+        return kSegmentRooms[best];
+    }
+
+    uint64_t segments_with(uint16_t room) const {
+        return segments[std::find(kSegmentRooms.begin(), kSegmentRooms.end(), room) - kSegmentRooms.begin()];
+    }
 };
 
-CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int socket)
-    : path_(path) {
-    check_readable(path, named_at);
-    const Survey s = survey();
-
-    const auto memory_with_room = [&](size_t k) {
-        return s.segments[k] * (kSegmentRooms[k] + kSegmentOverhead);
-    };
-    size_t best = 0;
-    for (size_t k = 1; k < kSegmentRooms.size(); ++k)
-        if (memory_with_room(k) <= memory_with_room(best)) best = k;  // ties: fewer chains
-    segment_room_ = kSegmentRooms[best];
-    bytes_ = s.bytes;
-    max_length_ = s.max_length;
-    truncation_ = s.truncation;
-
-    if (s.records > 0) {
-        if (s.segments[best] > UINT32_MAX - 1)
-            throw LocatedError(Location{path_}, "too many records to hold in memory");
-        MbufPoolSpec spec;
-        spec.name = "pcap_tpl_" + std::to_string(g_pool_serial.fetch_add(1));
-        spec.mbufs = static_cast<uint32_t>(s.segments[best]);
-        spec.cache = 0;  // filled once, drained once: a per-lcore cache would only hide mbufs
-        spec.data_room = segment_room_;
-        spec.socket = socket;
-        try {
-            pool_ = std::make_unique<MbufPool>(spec);
-        } catch (const std::runtime_error& e) {
-            throw LocatedError(Location{path_}, std::string("cannot hold the capture in memory: ") +
-                                                    e.what());
-        }
-        copy_records(s);
-    }
-}
-
-CaptureFile::~CaptureFile() { release(); }
-
-CaptureFile::Survey CaptureFile::survey() const {
-    PcapHandle p = open_capture(path_);
+Survey survey_capture(const std::string& path) {
+    PcapHandle p = open_capture(path);
     Survey s;
     pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
@@ -142,39 +120,80 @@ CaptureFile::Survey CaptureFile::survey() const {
         const uint64_t index = s.records + 1;
         if (rc != 1) {
             const std::string why = pcap_geterr(p.get());
-            if (!is_truncation(why)) throw LocatedError(Location{path_}, record_prefix(index) + why);
+            if (!is_truncation(why)) throw LocatedError(Location{path}, record_prefix(index) + why);
             s.truncation = record_prefix(index) + why;
             break;
         }
         if (h->caplen == 0)
-            throw LocatedError(Location{path_}, record_prefix(index) +
-                                                    "zero capture length (an empty record holds "
-                                                    "no frame to replay)");
+            throw LocatedError(Location{path}, record_prefix(index) +
+                                                   "zero capture length (an empty record holds "
+                                                   "no frame to replay)");
         ++s.records;
         s.bytes += h->caplen;
         s.max_length = std::max(s.max_length, h->caplen);
         for (size_t k = 0; k < kSegmentRooms.size(); ++k)
             s.segments[k] += (h->caplen + kSegmentRooms[k] - 1) / kSegmentRooms[k];
     }
+    if (s.segments_with(s.cheapest_room()) > UINT32_MAX - 1)
+        throw LocatedError(Location{path}, "too many records to hold in memory");
     return s;
 }
 
-void CaptureFile::copy_records(const Survey& s) {
+MbufPoolSpec template_pool_spec(const Survey& s, int socket) {
+    MbufPoolSpec spec;
+    spec.name = "pcap_tpl_" + std::to_string(g_pool_serial.fetch_add(1));
+    spec.data_room = s.cheapest_room();
+    spec.mbufs = static_cast<uint32_t>(s.segments_with(spec.data_room));
+    spec.cache = 0;  // filled once, drained once: a per-lcore cache would only hide mbufs
+    spec.socket = socket;
+    return spec;
+}
+
+}  // namespace
+
+CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int socket)
+    : path_(path) {
+    check_readable(path, named_at);
+    const Survey s = survey_capture(path);
+    const MbufPoolSpec spec = template_pool_spec(s, socket);
+    segment_room_ = spec.data_room;
+    bytes_ = s.bytes;
+    max_length_ = s.max_length;
+    truncation_ = s.truncation;
+    if (s.records == 0) return;
+    try {
+        pool_ = std::make_unique<MbufPool>(spec);
+    } catch (const std::runtime_error& e) {
+        throw LocatedError(Location{path_}, std::string("cannot hold the capture in memory: ") + e.what());
+    }
+    copy_records(s.records);
+}
+
+CaptureFile::~CaptureFile() { release(); }
+
+uint64_t CaptureFile::memory_needed(const std::string& path, const Location& named_at) {
+    check_readable(path, named_at);
+    const Survey s = survey_capture(path);
+    return s.records == 0 ? 0 : MbufPool::footprint(template_pool_spec(s, -1));
+}
+
+void CaptureFile::copy_records(uint64_t count) {
     std::vector<rte_mbuf*> segs(pool_->capacity());
     if (rte_pktmbuf_alloc_bulk(pool_->get(), segs.data(), static_cast<unsigned>(segs.size())) != 0)
         throw LocatedError(Location{path_}, "cannot take the template mbufs from their own pool");
     size_t next_seg = 0;
-    records_.reserve(s.records);
+    records_.reserve(count);
 
     PcapHandle p = open_capture(path_);
     pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
     int64_t first_ns = -1;
     int64_t latest_ns = -1;  // high-water mark: a step backwards replays as a zero gap
-    for (uint64_t i = 0; i < s.records; ++i) {
+    for (uint64_t i = 0; i < count; ++i) {
         if (pcap_next_ex(p.get(), &h, &data) != 1 || h->caplen == 0 ||
             next_seg + (h->caplen + segment_room_ - 1) / segment_room_ > segs.size()) {
             rte_pktmbuf_free_bulk(segs.data() + next_seg, static_cast<unsigned>(segs.size() - next_seg));
+            release();
             throw LocatedError(Location{path_}, record_prefix(i + 1) + "the file changed while loading");
         }
         rte_mbuf* head = segs[next_seg];

@@ -60,10 +60,13 @@ public:
     uint32_t pool_available() const;
     uint16_t segment_room() const { return segment_room_; }  // data bytes per template segment
 
+    // EAL memory a capture's template pool will take (MbufPool::footprint), found by reading
+    // the file without loading it; lets a caller size EAL memory before starting it. Throws
+    // what loading would.
+    static uint64_t memory_needed(const std::string& path, const Location& named_at);
+
 private:
-    struct Survey;
-    Survey survey() const;
-    void copy_records(const Survey& s);
+    void copy_records(uint64_t count);
 
     std::string path_;
     std::unique_ptr<MbufPool> pool_;

@@ -120,6 +120,12 @@ void fail(ParseResult& r, ParseError e) {
     r.type |= ptype::kMalformed;
 }
 
+// For an L3 header that cannot be trusted: the caller falls back to hashing MAC addresses.
+bool reject_l3(ParseResult& r, ParseError e) {
+    fail(r, e);
+    return false;
+}
+
 // What a transport header looks like to the parser.
 struct L4Shape {
     uint32_t min_len;      // bytes that must be there (TCP: before its data offset)
@@ -189,12 +195,12 @@ void mark_non_first_fragment(ParseResult& r) {
 // frame. Returns whether it set the flow hash (false: the header is not trustworthy).
 bool parse_ipv4(ParseResult& r, const uint8_t* ip, uint32_t readable, uint32_t in_frame) {
     r.type |= ptype::kL3Ipv4;
-    if (readable < kIpv4MinHeader) return fail(r, ParseError::TruncatedIpv4), false;
+    if (readable < kIpv4MinHeader) return reject_l3(r, ParseError::TruncatedIpv4);
     const uint32_t ihl = (ip[0] & 0x0fu) * 4;
-    if ((ip[0] >> 4) != 4 || ihl < kIpv4MinHeader) return fail(r, ParseError::BadIpv4Header), false;
-    if (readable < ihl) return fail(r, ParseError::TruncatedIpv4), false;
+    if ((ip[0] >> 4) != 4 || ihl < kIpv4MinHeader) return reject_l3(r, ParseError::BadIpv4Header);
+    if (readable < ihl) return reject_l3(r, ParseError::TruncatedIpv4);
     const uint32_t total = be16(ip + 2);
-    if (total < ihl) return fail(r, ParseError::BadIpv4Header), false;
+    if (total < ihl) return reject_l3(r, ParseError::BadIpv4Header);
 
     r.l3_len = static_cast<uint16_t>(ihl);
     r.packet_type |= ihl == kIpv4MinHeader ? RTE_PTYPE_L3_IPV4 : RTE_PTYPE_L3_IPV4_EXT;
@@ -221,10 +227,11 @@ bool is_ipv6_option_header(uint8_t next) {
            next == kProtoAh;
 }
 
+// Same contract as parse_ipv4.
 bool parse_ipv6(ParseResult& r, const uint8_t* ip, uint32_t readable, uint32_t in_frame) {
     r.type |= ptype::kL3Ipv6;
-    if (readable < kIpv6Header) return fail(r, ParseError::TruncatedIpv6), false;
-    if ((ip[0] >> 4) != 6) return fail(r, ParseError::BadIpv6Header), false;
+    if (readable < kIpv6Header) return reject_l3(r, ParseError::TruncatedIpv6);
+    if ((ip[0] >> 4) != 6) return reject_l3(r, ParseError::BadIpv6Header);
 
     uint8_t next = ip[6];
     const uint32_t payload = be16(ip + 4);
@@ -239,9 +246,10 @@ bool parse_ipv6(ParseResult& r, const uint8_t* ip, uint32_t readable, uint32_t i
     bool fragment = false;
     bool first = true;
     uint8_t fragmented_proto = next;  // the fragment header's next header: same in every fragment
+    // The fixed header is sound even when the chain is not: hash its addresses.
     auto fail_chain = [&](ParseError e) {
         fail(r, e);
-        r.flow_hash = hash_ipv6(ip, ip[6], Ports{});  // addresses are sound even if the chain is not
+        r.flow_hash = hash_ipv6(ip, ip[6], Ports{});
         return true;
     };
     while (is_ipv6_option_header(next) || next == kProtoFragment) {
@@ -330,12 +338,15 @@ ParseResult parse_headers(const uint8_t* data, uint32_t len, uint32_t frame_len)
     }
     r.l2_len = static_cast<uint16_t>(off);
     r.vlan_tags = static_cast<uint8_t>(tags);
-    if (tags == 0) r.packet_type = ether_type == kEtherArp ? RTE_PTYPE_L2_ETHER_ARP : RTE_PTYPE_L2_ETHER;
-    else r.packet_type = tags == 1 ? RTE_PTYPE_L2_ETHER_VLAN : RTE_PTYPE_L2_ETHER_QINQ;
+    if (tags == 0)
+        r.packet_type = ether_type == kEtherArp ? RTE_PTYPE_L2_ETHER_ARP : RTE_PTYPE_L2_ETHER;
+    else
+        r.packet_type = tags == 1 ? RTE_PTYPE_L2_ETHER_VLAN : RTE_PTYPE_L2_ETHER_QINQ;
 
+    const uint8_t* l3 = data + off;
     bool hashed = false;
-    if (ether_type == kEtherIpv4) hashed = parse_ipv4(r, data + off, len - off, frame_len - off);
-    else if (ether_type == kEtherIpv6) hashed = parse_ipv6(r, data + off, len - off, frame_len - off);
+    if (ether_type == kEtherIpv4) hashed = parse_ipv4(r, l3, len - off, frame_len - off);
+    else if (ether_type == kEtherIpv6) hashed = parse_ipv6(r, l3, len - off, frame_len - off);
     else r.type |= ptype::kL3Other;
     if (!hashed) r.flow_hash = hash_macs(data, ether_type);
     return r;
@@ -385,11 +396,10 @@ void Parse::process(Burst& b) {
 }
 
 TILEPIPE_STAGE(Parse, "parse",
-               "find Ethernet/VLAN/IPv4/IPv6/TCP/UDP/ICMP headers: mbuf offsets and packet type, "
-               "descriptor type bits, symmetric flow hash",
+               "find Ethernet/VLAN/IPv4/IPv6/L4 headers: mbuf offsets, packet type, flow hash",
                param<bool>("drop_malformed", false,
-                           "drop truncated or inconsistent packets (drop reason \"malformed\") "
-                           "instead of passing them on marked malformed; either way each is "
-                           "also counted under its reason (truncated_ipv4, bad_tcp_offset, ...)"));
+                           "drop truncated or inconsistent packets (reason \"malformed\") "
+                           "instead of passing them on marked; each also counts as an event "
+                           "naming what was wrong (truncated_ipv4, bad_tcp_offset, ...)"));
 
 }  // namespace tp

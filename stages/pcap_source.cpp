@@ -47,27 +47,38 @@ PcapSource::PcapSource(const ParamValues& params)
     : Stage(kKind), params_(params), loop_(params.get_uint("loop")) {
     truncated_event_ = declare_event("truncated_file");
 
+    // 0 means off rather than "not given", so `--set pps=0` can switch off a config's pace.
     struct RateParam {
         const char* name;
         Pace pace;
     };
-    std::vector<RateParam> set;
+    std::vector<RateParam> pacing;
     for (const RateParam r : {RateParam{"pps", Pace::PacketsPerSecond},
                               RateParam{"mbps", Pace::BitsPerSecond},
                               RateParam{"speed", Pace::CaptureTime}}) {
         const double v = params.get_double(r.name);
         if (v < 0) params.fail(r.name, std::string("'") + r.name + "' must be positive (0 = off)");
-        if (v > 0) set.push_back(r);
+        if (v > 0) pacing.push_back(r);
     }
-    std::stable_sort(set.begin(), set.end(), [&](const RateParam& a, const RateParam& b) {
+    // The error points at whichever the user wrote second.
+    std::stable_sort(pacing.begin(), pacing.end(), [&](const RateParam& a, const RateParam& b) {
         return written_at(params.where(a.name)) < written_at(params.where(b.name));
     });
-    if (set.size() > 1)
-        params.fail(set[1].name, std::string("'") + set[1].name + "' paces the replay but '" +
-                                     set[0].name + "' already does: set at most one of pps, mbps, speed");
-    if (!set.empty()) {
-        pace_ = set[0].pace;
-        rate_ = params.get_double(set[0].name);
+    if (pacing.size() > 1)
+        params.fail(pacing[1].name, std::string("'") + pacing[1].name + "' paces the replay but '" +
+                                        pacing[0].name +
+                                        "' already does: set at most one of pps, mbps, speed");
+    if (!pacing.empty()) {
+        pace_ = pacing[0].pace;
+        rate_ = params.get_double(pacing[0].name);
+    }
+}
+
+uint64_t PcapSource::memory_hint(const ParamValues& params) {
+    try {
+        return CaptureFile::memory_needed(params.get_string("file"), params.where("file"));
+    } catch (const std::exception&) {
+        return 0;
     }
 }
 
@@ -87,8 +98,8 @@ void PcapSource::open(StageEnv& env) {
     template_bytes_ = capture_->bytes();
     truncated_ = capture_->truncated();
     if (truncated_) {
-        spdlog::warn("{}: {}: {}; replaying the {} records before it", env.node_name, path,
-                     capture_->truncation(), template_packets_);
+        spdlog::warn("{}: {}: {}; replaying what came before the cut ({} packets)", env.node_name,
+                     path, capture_->truncation(), template_packets_);
         count_event(truncated_event_);
     }
     spdlog::debug("{}: loaded {} packets, {} bytes from {} in {:.1f} ms", env.node_name,

@@ -44,6 +44,10 @@ public:
     explicit PcapSource(const ParamValues& params);
     ~PcapSource() override;
 
+    // EAL memory the loaded capture will take; 0 when the file cannot be read (open() then
+    // reports why, with the record index).
+    static uint64_t memory_hint(const ParamValues& params);
+
     void open(StageEnv& env) override;
     SourceStatus produce(Burst& b) override;
     void close() override;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/topology/placement.hpp"
 
 namespace tp {
 
@@ -76,8 +77,8 @@ public:
             const std::string k = scalar(it->first, "key");
             if (k == "threads") {
                 app.threads = scalar(it->second, "runtime.threads");
-                if (app.threads != "auto" && app.threads != "per_node")
-                    fail(it->second, "runtime.threads must be auto or per_node, got '" + app.threads + "'");
+                if (app.threads != "auto" && app.threads != "per_tile")
+                    fail(it->second, "runtime.threads must be auto or per_tile, got '" + app.threads + "'");
             } else {
                 fail(it->first, "unknown key 'runtime." + k + "' (known: threads)");
             }
@@ -110,8 +111,11 @@ public:
             } else if (k == "queue") {
                 nc.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
                 check_pow2(v, nc.queue);
-            } else if (k == "cpu") {
-                nc.cpu = static_cast<int>(uint(v, "cpu", 0, 4095));
+            } else if (k == "tile") {
+                if (!v.IsSequence() || v.size() != 2)
+                    fail(v, "tile must be a pair [x, y]");
+                nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)),
+                                 static_cast<int>(uint(v[1], "tile y", 0, 1023))};
             } else {
                 if (nc.stage->find_param(k) == nullptr)
                     fail(it->first, "unknown parameter '" + k + "' for stage '" + nc.stage->name +
@@ -130,6 +134,13 @@ public:
         fail(n, "unknown transport '" + t + "' (known: " + join(transport_names()) + ")");
     }
 
+    void check_choice(const YAML::Node& n, const std::string& what, const std::string& v,
+                      const std::vector<std::string>& known) const {
+        for (const auto& k : known)
+            if (k == v) return;
+        fail(n, "unknown " + what + " '" + v + "' (known: " + join(known) + ")");
+    }
+
     void check_pow2(const YAML::Node& n, uint64_t q) const {
         if ((q & (q - 1)) != 0) fail(n, "queue must be a power of two, got " + std::to_string(q));
     }
@@ -146,7 +157,7 @@ private:
     }
 
     static std::string param_names(const StageInfo& s) {
-        std::vector<std::string> v{"name", "transport", "queue", "cpu"};
+        std::vector<std::string> v{"name", "transport", "queue", "tile"};
         for (const auto& p : s.params) v.push_back(p.name);
         return join(v);
     }
@@ -223,6 +234,7 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     AppConfig app;
     app.file = file;
     app.name = std::filesystem::path(file).stem().string();
+    app.topology_where = Location{file, 1, 1};
     if (!root.IsMap()) {
         if (!root.IsDefined() || root.IsNull())
             throw LocatedError(Location{file, 1, 1}, "the file is empty; an app needs a 'pipeline:'");
@@ -241,8 +253,16 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
             r.check_pow2(v, app.queue);
         } else if (k == "pool") r.pool(v, app.pool);
         else if (k == "runtime") r.runtime(v, app);
+        else if (k == "topology") {
+            app.topology = r.scalar(v, "topology");
+            app.topology_where = at(file, v.Mark());
+            r.check_choice(v, "topology", app.topology, Topology::preset_names());
+        } else if (k == "placement") {
+            app.placement = r.scalar(v, "placement");
+            r.check_choice(v, "placement", app.placement, placement_names());
+        }
         else if (k == "pipeline") pipeline = v;
-        else r.fail(it->first, "unknown key '" + k + "' (known: app, transport, queue, pool, runtime, pipeline)");
+        else r.fail(it->first, "unknown key '" + k + "' (known: app, topology, placement, transport, queue, pool, runtime, pipeline)");
     }
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
     if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
@@ -305,6 +325,20 @@ void set_loop(AppConfig& app, uint64_t loops) {
     }
     if (!any) throw LocatedError(Location{"--loop"}, "the app has no source that replays (use --pcap FILE)");
     finalize(app);
+}
+
+}  // namespace tp
+
+namespace tp {
+
+void set_topology(AppConfig& app, const std::string& name) {
+    app.topology = name;
+    app.topology_where = Location{"--topology " + name};
+    for (const auto& k : Topology::preset_names())
+        if (k == name) return;
+    std::string list;
+    for (const auto& k : Topology::preset_names()) list += (list.empty() ? "" : ", ") + k;
+    throw LocatedError(app.topology_where, "unknown topology '" + name + "' (known: " + list + ")");
 }
 
 }  // namespace tp

@@ -4,9 +4,11 @@
 //   transport: ring             # default transport of every link (optional)
 //   queue: 1024                 # default link capacity in descriptors (optional)
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
-//   runtime: { threads: auto }  # auto | per_node
+//   runtime: { threads: auto }  # auto | per_tile
+//   topology: host              # host | tilepro64 | epiphany16 | epiphany64
+//   placement: compact          # linear | snake | compact
 //   pipeline:
-//     - stage: pcap             # reserved keys: stage, name, transport, queue, cpu
+//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile
 //       name: src               # default: the stage name (then name_2, name_3, ...)
 //       file: capture.pcap      # every other key is a stage parameter
 //     - stage: drop
@@ -16,12 +18,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "framework/config/location.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/registry.hpp"
+#include "framework/topology/topology.hpp"
 
 namespace tp {
 
@@ -34,7 +38,7 @@ struct NodeConfig {
     ParamValues params;
     std::string transport;               // of the link into this node; empty = app default
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
-    int cpu = -1;                        // pin to this CPU; -1 = placement decides
+    std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
 };
 
 struct PoolConfig {
@@ -49,7 +53,10 @@ struct AppConfig {
     std::string transport = "ring";
     uint32_t queue = 1024;
     PoolConfig pool;
-    std::string threads = "auto";
+    std::string threads = "auto";        // auto | per_tile
+    std::string topology = "host";       // a Topology preset
+    Location topology_where;
+    std::string placement = "compact";   // linear | snake | compact
     std::vector<NodeConfig> pipeline;
 
     NodeConfig* find_node(const std::string& name);
@@ -66,6 +73,8 @@ void apply_set(AppConfig& app, const std::string& assignment);
 void replace_source_with_pcap(AppConfig& app, const std::string& file);
 // `--loop N`: replay count of every pcap source.
 void set_loop(AppConfig& app, uint64_t loops);
+// `--topology NAME`.
+void set_topology(AppConfig& app, const std::string& name);
 
 // Binds raw parameter text to typed values (defaults filled, unknown keys rejected).
 void finalize(AppConfig& app);

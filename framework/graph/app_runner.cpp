@@ -49,13 +49,15 @@ EalOptions eal_options_for(const AppConfig& app) {
     return o;
 }
 
-AppRunner::AppRunner(const AppConfig& app) : app_(app) {
-    std::vector<int> thread_cpus;
-    place(thread_cpus);
-    const size_t ncpu = allowed_cpus().size();
+AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
+
+AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
+    const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
     IdleBackoff backoff;
-    if (thread_cpus.size() > ncpu) backoff.spin_rounds = 0;  // CPUs are shared: never spin
+    if (plan_.oversubscribed()) backoff.spin_rounds = 0;  // CPUs are shared: never spin
     scheduler_ = std::make_unique<Scheduler>(thread_cpus, backoff);
+    for (size_t i = 0; i < app_.pipeline.size(); ++i)
+        nodes_.push_back(Node{&app_.pipeline[i], nullptr, nullptr, plan_.threads.thread_of_node[i]});
 
     MbufPoolSpec spec;
     spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
@@ -71,20 +73,19 @@ AppRunner::AppRunner(const AppConfig& app) : app_(app) {
         StageEnv env;
         env.pool = pool_.get();
         env.node_name = nc.name;
-        env.socket = n.thread < thread_cpus.size() && thread_cpus[n.thread] >= 0
-                         ? static_cast<int>(rte_lcore_to_socket_id(0))
-                         : -1;
+        env.socket = -1;
         if (n.stage->kind() == StageKind::Source) env.port = source_port++;
         n.stage->open(env);
     }
 
     // Link i feeds node i (i >= 1) from node i - 1.
     links_.resize(nodes_.size());
-    for (size_t i = 1; i < nodes_.size(); ++i) {
+    for (const PlannedLink& l : plan_.links) {
+        const size_t i = l.to;
         const NodeConfig& nc = *nodes_[i].config;
         ChannelSpec cs;
-        cs.transport = nc.transport.empty() ? app_.transport : nc.transport;
-        cs.capacity = link_capacity(app_, nc);
+        cs.transport = l.transport;
+        cs.capacity = l.capacity;
         try {
             links_[i] = make_desc_channel(cs);
         } catch (const std::invalid_argument& e) {
@@ -106,24 +107,6 @@ AppRunner::~AppRunner() {
     // Stages go first: they may hold mbufs of the pool (templates, tables).
     nodes_.clear();
     links_.clear();
-}
-
-void AppRunner::place(std::vector<int>& thread_cpus) {
-    const std::vector<int> cpus = allowed_cpus();
-    const size_t n = app_.pipeline.size();
-    for (const auto& nc : app_.pipeline) nodes_.push_back(Node{&nc, nullptr, nullptr, 0});
-    // One thread per node when there are CPUs enough (or when asked); otherwise consecutive
-    // nodes share a thread, so a packet stays in one core's cache along that stretch.
-    const size_t groups = app_.threads == "per_node" ? n : std::min(n, cpus.size());
-    for (size_t g = 0, i = 0; g < groups; ++g) {
-        const size_t take = n / groups + (g < n % groups ? 1 : 0);
-        int cpu = cpus[g % cpus.size()];
-        for (size_t k = 0; k < take; ++k, ++i) {
-            nodes_[i].thread = g;
-            if (app_.pipeline[i].cpu >= 0) cpu = app_.pipeline[i].cpu;
-        }
-        thread_cpus.push_back(cpu);
-    }
 }
 
 std::string AppRunner::progress_line(double seconds) const {
@@ -161,6 +144,11 @@ RunReport AppRunner::collect(double seconds) const {
     RunReport r;
     r.app = app_.name;
     r.seconds = seconds;
+    r.topology = plan_.topology.name();
+    r.threads = scheduler_->threads();
+    for (const PlannedLink& l : plan_.links)
+        r.channels.push_back(ChannelReport{nodes_[l.from].config->name, nodes_[l.to].config->name,
+                                           l.transport, l.capacity, l.hops});
     for (const auto& n : nodes_) {
         const StageStats& st = n.stage->stats();
         StageReport s;
@@ -168,6 +156,9 @@ RunReport AppRunner::collect(double seconds) const {
         s.stage = n.config->stage->name;
         s.kind = stage_kind_name(n.stage->kind());
         s.cpu = scheduler_->cpu(n.thread);
+        const TileXY xy = plan_.topology.xy(plan_.tile_of_node[static_cast<size_t>(&n - nodes_.data())]);
+        s.tile_x = xy.x;
+        s.tile_y = xy.y;
         s.in = st.in.get();
         s.out = st.out.get();
         s.drops = st.drops.get();

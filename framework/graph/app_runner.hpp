@@ -2,7 +2,7 @@
 //
 // Construction (EAL must be up) creates the packet pool, the stages (opening them: files are
 // loaded here, before timing starts), the channels between consecutive nodes, and the
-// placement of nodes on pinned threads. run() starts the clock when every thread is ready,
+// threads the plan maps the nodes' tiles onto. run() starts the clock when every thread is ready,
 // waits for end of stream to reach every sink, and builds the RunReport, including each
 // pool's fill level: a correct run ends with every pool full.
 #pragma once
@@ -16,6 +16,7 @@
 #include "framework/channel/channel.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
+#include "framework/graph/app_plan.hpp"
 #include "framework/metrics/run_report.hpp"
 #include "framework/runtime/node_task.hpp"
 #include "framework/runtime/scheduler.hpp"
@@ -36,6 +37,7 @@ uint32_t default_pool_mbufs(const AppConfig& app, size_t threads);
 class AppRunner {
 public:
     explicit AppRunner(const AppConfig& app);
+    AppRunner(const AppConfig& app, AppPlan plan);
     ~AppRunner();
     AppRunner(const AppRunner&) = delete;
     AppRunner& operator=(const AppRunner&) = delete;
@@ -51,11 +53,11 @@ private:
         std::unique_ptr<NodeTask> task;
         size_t thread = 0;
     };
-    void place(std::vector<int>& thread_cpus);
     RunReport collect(double seconds) const;
     std::string progress_line(double seconds) const;
 
     AppConfig app_;
+    AppPlan plan_;
     std::unique_ptr<MbufPool> pool_;
     std::vector<Node> nodes_;
     std::vector<std::unique_ptr<Channel<PacketDesc>>> links_;

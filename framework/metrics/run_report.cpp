@@ -34,12 +34,13 @@ std::string format_table(const RunReport& r) {
                   r.app.c_str(), (unsigned long long)r.packets, (unsigned long long)r.bytes, r.seconds,
                   r.mpps(), r.gbps_l2(), r.gbps_l1());
     s += line;
-    std::snprintf(line, sizeof line, "%-16s %-10s %4s %12s %12s %10s %8s %6s\n", "node", "stage", "cpu",
-                  "in", "out", "drops", "cyc/pkt", "busy");
+    std::snprintf(line, sizeof line, "%-16s %-10s %7s %4s %12s %12s %10s %8s %6s\n", "node", "stage", "tile",
+                  "cpu", "in", "out", "drops", "cyc/pkt", "busy");
     s += line;
     for (const auto& st : r.stages) {
-        std::snprintf(line, sizeof line, "%-16s %-10s %4d %12llu %12llu %10llu %8.1f %5.0f%%\n",
-                      st.name.c_str(), st.stage.c_str(), st.cpu, (unsigned long long)st.in,
+        const std::string tile = "[" + std::to_string(st.tile_x) + "," + std::to_string(st.tile_y) + "]";
+        std::snprintf(line, sizeof line, "%-16s %-10s %7s %4d %12llu %12llu %10llu %8.1f %5.0f%%\n",
+                      st.name.c_str(), st.stage.c_str(), tile.c_str(), st.cpu, (unsigned long long)st.in,
                       (unsigned long long)st.out, (unsigned long long)st.drops, st.cycles_per_packet(),
                       st.busy * 100);
         s += line;
@@ -62,6 +63,7 @@ nlohmann::json to_json(const RunReport& r) {
                           {"stage", st.stage},
                           {"kind", st.kind},
                           {"cpu", st.cpu},
+                          {"tile", {st.tile_x, st.tile_y}},
                           {"in", st.in},
                           {"out", st.out},
                           {"drops", st.drops},
@@ -71,6 +73,10 @@ nlohmann::json to_json(const RunReport& r) {
                           {"drop_reasons", st.drop_reasons},
                           {"events", st.events}});
     }
+    nlohmann::json channels = nlohmann::json::array();
+    for (const auto& c : r.channels)
+        channels.push_back({{"from", c.from}, {"to", c.to}, {"transport", c.transport},
+                            {"capacity", c.capacity}, {"hops", c.hops}});
     nlohmann::json pools = nlohmann::json::array();
     for (const auto& p : r.pools)
         pools.push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
@@ -85,7 +91,10 @@ nlohmann::json to_json(const RunReport& r) {
             {"delivered", r.delivered},
             {"unaccounted", r.unaccounted},
             {"pools_full", r.pools_full()},
+            {"topology", r.topology},
+            {"threads", r.threads},
             {"stages", stages},
+            {"channels", channels},
             {"pools", pools}};
 }
 

@@ -20,12 +20,19 @@ struct StageReport {
     std::string stage;
     std::string kind;
     int cpu = -1;
+    int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, bytes = 0, cycles = 0;
     double busy = 0;  // fraction of its thread's time spent in polls that moved packets
     std::map<std::string, uint64_t> drop_reasons;
     std::map<std::string, uint64_t> events;
 
     double cycles_per_packet() const;
+};
+
+struct ChannelReport {
+    std::string from, to, transport;
+    uint32_t capacity = 0;
+    int hops = 0;
 };
 
 struct PoolReport {
@@ -42,7 +49,10 @@ struct RunReport {
     uint64_t drops = 0;
     uint64_t delivered = 0;  // sum of sinks' out
     int64_t unaccounted = 0; // packets - delivered - drops
+    std::string topology;
+    size_t threads = 0;
     std::vector<StageReport> stages;
+    std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
 
     double mpps() const;

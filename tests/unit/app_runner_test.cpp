@@ -39,7 +39,7 @@ TEST(AppRunner, SynthParseDropDeliversEveryPacketAndRefillsThePool) {
 }
 
 TEST(AppRunner, SixtyFourNodePipelineOnFewCpusRunsToCompletion) {
-    std::string yaml = "runtime: { threads: per_node }\nqueue: 64\npipeline:\n  - stage: synth\n    count: 50000\n";
+    std::string yaml = "runtime: { threads: per_tile }\nqueue: 64\npipeline:\n  - stage: synth\n    count: 50000\n";
     for (int i = 0; i < 62; ++i) yaml += "  - pass\n";
     yaml += "  - drop\n";
     const RunReport r = run_yaml(yaml);
@@ -52,7 +52,7 @@ TEST(AppRunner, SixtyFourNodePipelineOnFewCpusRunsToCompletion) {
 
 TEST(AppRunner, TinyQueuesApplyBackPressureWithoutLoss) {
     const RunReport r = run_yaml(
-        "queue: 2\nruntime: { threads: per_node }\npipeline:\n  - stage: synth\n    count: 20000\n"
+        "queue: 2\nruntime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 20000\n"
         "    size: imix\n  - pass\n  - drop\n");
     EXPECT_EQ(r.delivered, 20000u);
     expect_accounted(r);

@@ -456,7 +456,8 @@ TEST(ParseHeaders, PayloadInLaterSegmentsIsNotATruncation) {
     const ParseResult whole =
         parse_headers(frame.data(), first_segment, static_cast<uint32_t>(frame.size()));
     EXPECT_FALSE(whole.malformed());
-    const ParseResult cut = parse_headers(frame.data(), 14 + 20 + 10, static_cast<uint32_t>(frame.size()));
+    const ParseResult cut =
+        parse_headers(frame.data(), 14 + 20 + 10, static_cast<uint32_t>(frame.size()));
     EXPECT_EQ(cut.error, ParseError::TruncatedL4);  // headers must sit in the first segment
 }
 
@@ -525,9 +526,12 @@ TEST(FlowHash, SameAddressesDifferentPortsAreDifferentFlows) {
     // Same addresses both ways round: the ports alone must order the endpoints.
     Ipv4Fields same;
     same.src = same.dst = kIpA;
-    const uint32_t ab = parse_copy(ethernet(kEtherIpv4, ipv4(kUdp, udp(1000, 2000), same))).flow_hash;
-    const uint32_t ba = parse_copy(ethernet(kEtherIpv4, ipv4(kUdp, udp(2000, 1000), same))).flow_hash;
-    const uint32_t other = parse_copy(ethernet(kEtherIpv4, ipv4(kUdp, udp(1000, 2001), same))).flow_hash;
+    auto hash = [&](uint16_t sport, uint16_t dport) {
+        return parse_copy(ethernet(kEtherIpv4, ipv4(kUdp, udp(sport, dport), same))).flow_hash;
+    };
+    const uint32_t ab = hash(1000, 2000);
+    const uint32_t ba = hash(2000, 1000);
+    const uint32_t other = hash(1000, 2001);
     EXPECT_EQ(ab, ba);
     EXPECT_NE(ab, other);
 }
@@ -633,7 +637,8 @@ TEST(Truncation, EveryCutOfAWellFormedPacketIsReportedWithTheHeaderItFallsIn) {
         ASSERT_EQ(expected_reason(s, s.frame.size()), ParseError::None) << s.name;
         for (size_t cut = 0; cut <= s.frame.size(); ++cut) {
             const ParseResult r = parse_copy(s.frame, cut);
-            EXPECT_EQ(parse_error_name(r.error), std::string(parse_error_name(expected_reason(s, cut))))
+            const std::string expected = parse_error_name(expected_reason(s, cut));
+            EXPECT_EQ(parse_error_name(r.error), expected)
                 << s.name << " cut at " << cut << " of " << s.frame.size();
             expect_described_headers_fit(r, cut);
         }

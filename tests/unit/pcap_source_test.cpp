@@ -21,6 +21,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
+#include "stages/capture_file.hpp"
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 
@@ -597,6 +598,21 @@ TEST_F(PcapSourceTest, AnExhaustedAppPoolMakesTheSourceWaitButNeverLoseAPacket) 
     EXPECT_TRUE(seen == read_with_libpcap(path).frames) << "packets were lost or reordered";
     EXPECT_EQ(pool.available(), pool.capacity());
     src.close();
+}
+
+TEST_F(PcapSourceTest, TheMemoryACaptureNeedsIsKnownBeforeLoadingIt) {
+    const Location cli{"<command line>"};
+    EXPECT_EQ(CaptureFile::memory_needed(pcap_path("tcpdump__empty.pcap"), cli), 0u);
+    const std::string path = pcap_path("pcpp__example.pcap");
+    const uint64_t needed = CaptureFile::memory_needed(path, cli);
+    CaptureFile loaded(path, cli);
+    MbufPoolSpec spec;
+    spec.mbufs = loaded.pool_capacity();
+    spec.cache = 0;
+    spec.data_room = loaded.segment_room();
+    EXPECT_EQ(needed, MbufPool::footprint(spec));
+    EXPECT_GT(needed, loaded.bytes());
+    EXPECT_THROW(CaptureFile::memory_needed(pcap_path("suricata__fuzz.pcap"), cli), LocatedError);
 }
 
 // ---- bad input -----------------------------------------------------------------------------

@@ -1,0 +1,146 @@
+#include "framework/topology/placement.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace tp {
+
+const std::vector<std::string>& placement_names() {
+    static const std::vector<std::string> n{"linear", "snake", "compact"};
+    return n;
+}
+
+PlacementPolicy placement_policy(const std::string& name) {
+    if (name == "linear") return PlacementPolicy::Linear;
+    if (name == "snake") return PlacementPolicy::Snake;
+    if (name == "compact") return PlacementPolicy::Compact;
+    throw std::invalid_argument("unknown placement '" + name + "' (known: linear, snake, compact)");
+}
+
+double placement_cost(const Topology& topo, const std::vector<TrafficEdge>& edges,
+                      const std::vector<int>& tiles) {
+    double c = 0;
+    for (const auto& e : edges) c += e.weight * topo.hops(tiles[e.from], tiles[e.to]);
+    return c;
+}
+
+namespace {
+
+// Usable tiles in the order a policy visits them.
+std::vector<int> tile_order(const Topology& topo, bool snake) {
+    std::vector<int> order;
+    for (int y = 0; y < topo.height(); ++y)
+        for (int i = 0; i < topo.width(); ++i) {
+            const int x = snake && (y % 2 == 1) ? topo.width() - 1 - i : i;
+            const int t = topo.tile_at({x, y});
+            if (!topo.reserved(t)) order.push_back(t);
+        }
+    return order;
+}
+
+// Fixed tiles first (checked), then every other node in order onto the free tiles of `order`.
+std::vector<int> fill(const Topology& topo, const PlacementRequest& req, const std::vector<int>& order) {
+    std::vector<int> tiles(req.nodes, -1);
+    std::vector<bool> used(static_cast<size_t>(topo.tiles()), false);
+    for (size_t i = 0; i < req.fixed.size() && i < req.nodes; ++i) {
+        if (!req.fixed[i]) continue;
+        const TileXY p = *req.fixed[i];
+        if (!topo.contains(p))
+            throw PlacementError(i, "tile [" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                                        "] is outside the " + std::to_string(topo.width()) + "x" +
+                                        std::to_string(topo.height()) + " " + topo.name() + " mesh");
+        const int t = topo.tile_at(p);
+        if (topo.reserved(t))
+            throw PlacementError(i, "tile [" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                                        "] is reserved on " + topo.name());
+        if (used[static_cast<size_t>(t)])
+            throw PlacementError(i, "tile [" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                                        "] is already taken by another node");
+        used[static_cast<size_t>(t)] = true;
+        tiles[i] = t;
+    }
+    size_t next = 0;
+    for (size_t i = 0; i < req.nodes; ++i) {
+        if (tiles[i] >= 0) continue;
+        while (next < order.size() && used[static_cast<size_t>(order[next])]) ++next;
+        if (next == order.size())
+            throw PlacementError(i, "the app needs " + std::to_string(req.nodes) + " tiles but " +
+                                        topo.name() + " has " + std::to_string(topo.usable()) + " usable");
+        tiles[i] = order[next];
+        used[static_cast<size_t>(order[next])] = true;
+    }
+    return tiles;
+}
+
+}  // namespace
+
+std::vector<int> place_nodes(const Topology& topo, const PlacementRequest& req) {
+    if (static_cast<int>(req.nodes) > topo.usable())
+        throw PlacementError(static_cast<size_t>(topo.usable()),
+                             "the app needs " + std::to_string(req.nodes) + " tiles but " + topo.name() +
+                                 " has " + std::to_string(topo.usable()) + " usable");
+    switch (req.policy) {
+        case PlacementPolicy::Linear: return fill(topo, req, tile_order(topo, false));
+        case PlacementPolicy::Snake: return fill(topo, req, tile_order(topo, true));
+        case PlacementPolicy::Compact: break;
+    }
+    // Greedy: fixed nodes stay; the others, in order, take the free tile that adds the least
+    // weighted hops to already placed neighbours (ties: snake order, which keeps chains tight).
+    const std::vector<int> order = tile_order(topo, true);
+    std::vector<int> tiles(req.nodes, -1);
+    std::vector<bool> used(static_cast<size_t>(topo.tiles()), false);
+    {
+        const std::vector<int> f = fill(topo, req, order);  // also validates fixed tiles
+        for (size_t i = 0; i < req.nodes; ++i)
+            if (i < req.fixed.size() && req.fixed[i]) {
+                tiles[i] = f[i];
+                used[static_cast<size_t>(f[i])] = true;
+            }
+    }
+    for (size_t i = 0; i < req.nodes; ++i) {
+        if (tiles[i] >= 0) continue;
+        double best = std::numeric_limits<double>::max();
+        int best_tile = -1;
+        for (int t : order) {
+            if (used[static_cast<size_t>(t)]) continue;
+            double c = 0;
+            for (const auto& e : req.edges) {
+                if (e.from == i && tiles[e.to] >= 0) c += e.weight * topo.hops(t, tiles[e.to]);
+                if (e.to == i && tiles[e.from] >= 0) c += e.weight * topo.hops(tiles[e.from], t);
+            }
+            if (c < best) best = c, best_tile = t;
+        }
+        tiles[i] = best_tile;
+        used[static_cast<size_t>(best_tile)] = true;
+    }
+    // Never worse than the simple policies on the cost model.
+    for (bool snake : {false, true}) {
+        const std::vector<int> alt = fill(topo, req, tile_order(topo, snake));
+        if (placement_cost(topo, req.edges, alt) < placement_cost(topo, req.edges, tiles)) tiles = alt;
+    }
+    return tiles;
+}
+
+ThreadMap map_tiles_to_cpus(const Topology& topo, const std::vector<int>& tile_of_node,
+                            const std::vector<int>& cpus, bool per_tile) {
+    ThreadMap m;
+    const size_t n = tile_of_node.size();
+    m.thread_of_node.resize(n);
+    if (per_tile || n <= cpus.size()) {
+        for (size_t i = 0; i < n; ++i) {
+            m.thread_of_node[i] = i;
+            const int own = topo.cpu_of(tile_of_node[i]);
+            m.cpu_of_thread.push_back(own >= 0 && n <= cpus.size() ? own : cpus[i % cpus.size()]);
+        }
+        return m;
+    }
+    const size_t groups = cpus.size();
+    for (size_t g = 0, i = 0; g < groups; ++g) {
+        const size_t take = n / groups + (g < n % groups ? 1 : 0);
+        for (size_t k = 0; k < take; ++k, ++i) m.thread_of_node[i] = g;
+        m.cpu_of_thread.push_back(cpus[g]);
+    }
+    return m;
+}
+
+}  // namespace tp
