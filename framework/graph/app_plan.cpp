@@ -7,7 +7,7 @@ namespace tp {
 AppPlan plan_app(const AppConfig& app) {
     Topology topo = [&] {
         try {
-            return Topology::preset(app.topology);
+            return Topology::preset(app.topology, app.pipeline.size());
         } catch (const std::invalid_argument& e) {
             throw LocatedError(app.topology_where, e.what());
         }

@@ -1,7 +1,8 @@
-// The `host` topology from hwloc: one tile per CPU this process may use, grouped by NUMA node
-// (one row each) and ordered by core, so SMT siblings and cache sharers sit side by side.
+// The `host` topology from hwloc: the CPUs this process may use, grouped by NUMA node (one row
+// each) and ordered by core, so SMT siblings and cache sharers sit side by side. Each CPU
+// offers `per_cpu` adjacent tiles (1 when the app fits, more when it has more nodes than CPUs).
 //
-// Distance between two CPUs, from the hierarchy they share:
+// Distance between two tiles, from the hierarchy their CPUs share:
 //   0 the same CPU, 1 SMT siblings (same core), 2 same last-level cache, 3 same NUMA node,
 //   4 different NUMA nodes.
 #include <hwloc.h>
@@ -38,7 +39,7 @@ int last_level_cache(hwloc_topology_t topo, hwloc_obj_t pu) {
 }
 }  // namespace
 
-Topology host_topology() {
+Topology host_topology(size_t min_tiles) {
     const std::vector<int> allowed = allowed_cpus();
     std::vector<CpuPlace> places;
     hwloc_topology_t topo;
@@ -66,8 +67,9 @@ Topology host_topology() {
     });
     std::map<int, int> per_node;
     for (const auto& p : places) ++per_node[p.numa];
+    const int per_cpu = std::max<int>(1, static_cast<int>((min_tiles + places.size() - 1) / places.size()));
     int width = 0;
-    for (const auto& [_, count] : per_node) width = std::max(width, count);
+    for (const auto& [_, count] : per_node) width = std::max(width, count * per_cpu);
     const int height = static_cast<int>(per_node.size());
 
     // Rows are NUMA nodes; a short row leaves reserved (CPU-less) tiles at its end.
@@ -78,11 +80,12 @@ Topology host_topology() {
     for (const auto& [node, count] : per_node) {
         int col = 0;
         for (const auto& p : places)
-            if (p.numa == node) {
-                const int tile = row * width + col++;
-                t.cpu_[static_cast<size_t>(tile)] = p.cpu;
-                at[static_cast<size_t>(tile)] = p;
-            }
+            if (p.numa == node)
+                for (int k = 0; k < per_cpu; ++k) {
+                    const int tile = row * width + col++;
+                    t.cpu_[static_cast<size_t>(tile)] = p.cpu;
+                    at[static_cast<size_t>(tile)] = p;
+                }
         for (; col < width; ++col) t.reserved_[static_cast<size_t>(row * width + col)] = true;
         ++row;
     }
@@ -92,7 +95,7 @@ Topology host_topology() {
         for (int b = 0; b < n; ++b) {
             const CpuPlace &p = at[static_cast<size_t>(a)], &q = at[static_cast<size_t>(b)];
             uint8_t d = 4;
-            if (a == b) d = 0;
+            if (a == b || p.cpu == q.cpu) d = 0;
             else if (p.core >= 0 && p.core == q.core) d = 1;
             else if (p.cache >= 0 && p.cache == q.cache) d = 2;
             else if (p.numa == q.numa) d = 3;
@@ -100,7 +103,7 @@ Topology host_topology() {
         }
     std::map<int, int> cores, caches;
     for (const auto& p : places) ++cores[p.core], ++caches[p.cache];
-    t.summary_ = std::to_string(places.size()) + " CPUs, " + std::to_string(cores.size()) + " cores, " +
+    t.summary_ = std::to_string(places.size()) + " CPUs (" + std::to_string(per_cpu) + " tile(s) each), " + std::to_string(cores.size()) + " cores, " +
                  std::to_string(caches.size()) + " last-level caches, " + std::to_string(height) +
                  " NUMA node(s); distance 1 = SMT sibling, 2 = shared cache, 3 = same node, 4 = remote";
     return t;

@@ -126,11 +126,26 @@ ThreadMap map_tiles_to_cpus(const Topology& topo, const std::vector<int>& tile_o
     ThreadMap m;
     const size_t n = tile_of_node.size();
     m.thread_of_node.resize(n);
+    if (topo.is_host() && !per_tile) {
+        // The host says which CPU each tile is: one thread per CPU in use, holding its tiles.
+        std::vector<int> cpu_seen;
+        for (size_t i = 0; i < n; ++i) {
+            const int cpu = topo.cpu_of(tile_of_node[i]);
+            auto it = std::find(cpu_seen.begin(), cpu_seen.end(), cpu);
+            if (it == cpu_seen.end()) {
+                cpu_seen.push_back(cpu);
+                it = cpu_seen.end() - 1;
+            }
+            m.thread_of_node[i] = static_cast<size_t>(it - cpu_seen.begin());
+        }
+        m.cpu_of_thread = cpu_seen;
+        return m;
+    }
     if (per_tile || n <= cpus.size()) {
         for (size_t i = 0; i < n; ++i) {
             m.thread_of_node[i] = i;
             const int own = topo.cpu_of(tile_of_node[i]);
-            m.cpu_of_thread.push_back(own >= 0 && n <= cpus.size() ? own : cpus[i % cpus.size()]);
+            m.cpu_of_thread.push_back(own >= 0 ? own : cpus[i % cpus.size()]);
         }
         return m;
     }

@@ -25,8 +25,8 @@ const std::vector<std::string>& Topology::preset_names() {
     return names;
 }
 
-Topology Topology::preset(const std::string& name) {
-    if (name == "host") return host_topology();
+Topology Topology::preset(const std::string& name, size_t min_tiles) {
+    if (name == "host") return host_topology(min_tiles);
     if (name == "tilepro64") {
         std::vector<int> os_row;
         for (int x = 0; x < 8; ++x) os_row.push_back(7 * 8 + x);

@@ -5,8 +5,9 @@
 // the bottom row serve the OS, 56 run user code), `epiphany16` (4x4), `epiphany64` (8x8), with
 // X-then-Y dimension-ordered routing, so hops = |dx| + |dy|. `host` is the real machine read
 // with hwloc: one tile per allowed CPU, a row per NUMA node, and a distance taken from the
-// cache hierarchy instead of a mesh (see host_topology.cpp). Immutable once built; safe to
-// share between threads.
+// cache hierarchy instead of a mesh (see host_topology.cpp); when an app has more nodes than
+// the host has CPUs, each CPU offers several tiles (0 hops apart), which share its thread.
+// Immutable once built; safe to share between threads.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,9 @@ class Topology {
 public:
     // A W x H mesh with XY routing; `reserved` are tile ids.
     static Topology mesh(std::string name, int width, int height, std::vector<int> reserved = {});
-    // tilepro64, epiphany16, epiphany64 or host; throws std::invalid_argument otherwise.
-    static Topology preset(const std::string& name);
+    // tilepro64, epiphany16, epiphany64 or host (sized to offer at least `min_tiles`); throws
+    // std::invalid_argument otherwise.
+    static Topology preset(const std::string& name, size_t min_tiles = 0);
     static const std::vector<std::string>& preset_names();
 
     const std::string& name() const { return name_; }
@@ -48,7 +50,7 @@ public:
     const std::string& summary() const { return summary_; }
 
 private:
-    friend Topology host_topology();
+    friend Topology host_topology(size_t min_tiles);
     std::string name_;
     int width_ = 0, height_ = 0;
     std::vector<bool> reserved_;
@@ -57,7 +59,8 @@ private:
     std::string summary_;
 };
 
-// The real machine, from hwloc (declared here, defined in host_topology.cpp).
-Topology host_topology();
+// The real machine, from hwloc (defined in host_topology.cpp), with enough tiles per CPU to
+// offer at least `min_tiles`.
+Topology host_topology(size_t min_tiles = 0);
 
 }  // namespace tp
