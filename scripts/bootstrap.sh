@@ -8,7 +8,7 @@ packages=(
   g++ meson ninja-build pkg-config
   libdpdk-dev libpcap-dev libspdlog-dev libyaml-cpp-dev libgtest-dev libhwloc-dev
   libboost-dev libreaderwriterqueue-dev libcli11-dev nlohmann-json3-dev
-  tcpdump
+  tcpdump tshark
 )
 # Extra packages a caller needs (e.g. `dpdk` for testpmd in the benchmarks).
 packages+=("$@")

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
@@ -17,14 +18,6 @@ namespace tp::cli {
 
 namespace {
 
-struct AppArgs {
-    std::string conf;
-    std::string pcap;
-    uint64_t loop = 0;
-    bool loop_given = false;
-    std::vector<std::string> sets;
-};
-
 struct RunArgs {
     AppArgs app;
     std::string json_out;
@@ -32,37 +25,11 @@ struct RunArgs {
     bool quiet = false;
 };
 
-void add_app_options(CLI::App* cmd, AppArgs& a) {
-    cmd->add_option("CONF", a.conf, "app config (YAML), e.g. conf/default.yaml")->required();
-    cmd->add_option("--pcap", a.pcap, "replace the app's source with a pcap source reading FILE");
-    cmd->add_option("--loop", a.loop, "replay the capture N times (0 = until Ctrl-C)")
-        ->each([&a](const std::string&) { a.loop_given = true; });
-    cmd->add_option("--set", a.sets, "override a node parameter: NODE.PARAM=VALUE (repeatable)")
-        ->allow_extra_args(false);
-}
-
-// Loads and overrides the config; LocatedError on any problem (before EAL starts).
-AppConfig load(const AppArgs& a) {
-    AppConfig app = load_app_config(a.conf);
-    if (!a.pcap.empty()) replace_source_with_pcap(app, a.pcap);
-    if (a.loop_given) set_loop(app, a.loop);
-    for (const auto& s : a.sets) apply_set(app, s);
-    return app;
-}
-
-std::string describe(const AppConfig& app) {
-    std::string s;
-    for (const auto& n : app.pipeline) {
-        if (!s.empty()) s += " -> ";
-        s += n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
-    }
-    return s;
-}
-
 int run(const RunArgs& args) {
     AppConfig app;
     try {
-        app = load(args.app);
+        app = load_app(args.app);
+        plan_app(app);  // placement errors are config errors: report them before EAL
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitUsage;
@@ -130,7 +97,8 @@ void add_validate(CLI::App& app, Action& action) {
     cmd->callback([args, &action] {
         action = [args] {
             try {
-                const AppConfig app = load(*args);
+                const AppConfig app = load_app(*args);
+                plan_app(app);
                 std::printf("%s: ok: %s\n", args->conf.c_str(), describe(app).c_str());
                 return kExitOk;
             } catch (const LocatedError& e) {

@@ -20,5 +20,6 @@ using Action = std::function<int()>;
 void add_run(CLI::App& app, Action& action);
 void add_validate(CLI::App& app, Action& action);
 void add_stages(CLI::App& app, Action& action);
+void add_topo(CLI::App& app, Action& action);
 
 }  // namespace tp::cli

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     CLI::App app{"tilepipe: packet apps composed from YAML stage configs, run on tiles mapped onto CPUs"};
     app.require_subcommand(1);
     app.footer(
-        "Subcommands: run, validate, stages"
+        "Subcommands: run, validate, stages, topo"
 #ifdef TILEPIPE_HAVE_BENCH
         ", bench (tilepipe bench --help)"
 #endif
@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     tp::cli::add_run(app, action);
     tp::cli::add_validate(app, action);
     tp::cli::add_stages(app, action);
+    tp::cli::add_topo(app, action);
 
     try {
         app.parse(argc, argv);

@@ -1,6 +1,6 @@
 #include "framework/graph/app_runner.hpp"
 
-#include <rte_lcore.h>
+#include <rte_cycles.h>
 
 #include <algorithm>
 #include <atomic>
@@ -164,7 +164,9 @@ RunReport AppRunner::collect(double seconds) const {
         s.drops = st.drops.get();
         s.bytes = st.bytes_out.get();
         s.cycles = st.cycles.get();
-        s.busy = scheduler_->busy_fraction(n.thread);
+        // Busy: the share of the run this node spent in produce()/process() rather than polling
+        // empty inputs or waiting for room.
+        s.busy = seconds > 0 ? double(s.cycles) / (seconds * double(rte_get_tsc_hz())) : 0.0;
         for (size_t i = 0; i < n.stage->drop_reasons().size(); ++i)
             s.drop_reasons[n.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < n.stage->events().size(); ++i)

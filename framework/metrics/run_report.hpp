@@ -22,7 +22,7 @@ struct StageReport {
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, bytes = 0, cycles = 0;
-    double busy = 0;  // fraction of its thread's time spent in polls that moved packets
+    double busy = 0;  // fraction of the run spent inside the stage (vs. polling, waiting)
     std::map<std::string, uint64_t> drop_reasons;
     std::map<std::string, uint64_t> events;
 

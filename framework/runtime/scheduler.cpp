@@ -45,11 +45,8 @@ void Scheduler::run_tile(Tile& t) {
 
     size_t live = t.tasks.size();
     uint32_t idle = 0;
-    const uint64_t start = rte_rdtsc();
     while (live != 0) {
-        const uint64_t p0 = rte_rdtsc();
         if (poll_all(t)) {
-            t.busy_cycles += rte_rdtsc() - p0;
             idle = 0;
             live = live_tasks(t.tasks);
             continue;
@@ -70,7 +67,6 @@ void Scheduler::run_tile(Tile& t) {
             }
         }
     }
-    t.total_cycles = rte_rdtsc() - start;
     t.end = std::chrono::steady_clock::now();
     if (registered) rte_thread_unregister();
     running_.fetch_sub(1, std::memory_order_release);  // end time and counters visible to join()
@@ -98,9 +94,5 @@ std::chrono::steady_clock::time_point Scheduler::end_time() const {
     return end;
 }
 
-double Scheduler::busy_fraction(size_t thread) const {
-    const Tile& t = *tiles_[thread];
-    return t.total_cycles == 0 ? 0.0 : double(t.busy_cycles) / double(t.total_cycles);
-}
 
 }  // namespace tp

@@ -42,8 +42,6 @@ public:
 
     std::chrono::steady_clock::time_point start_time() const { return t0_; }
     std::chrono::steady_clock::time_point end_time() const;
-    // Per thread: fraction of wall time spent in polls that moved packets.
-    double busy_fraction(size_t thread) const;
 
 private:
     struct Tile {
@@ -52,8 +50,6 @@ private:
         Doorbell bell;
         std::thread thread;
         std::chrono::steady_clock::time_point end;
-        uint64_t busy_cycles = 0;
-        uint64_t total_cycles = 0;
     };
     void run_tile(Tile& t);
     bool poll_all(Tile& t);

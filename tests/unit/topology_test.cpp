@@ -1,0 +1,139 @@
+// Topologies and placement: hop distances, presets, and the properties a user relies on —
+// reserved tiles stay unused, explicit tiles are honoured, compact never costs more than
+// linear, and tiles map onto CPUs 1:1 while CPUs last.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "framework/runtime/cpu_affinity.hpp"
+#include "framework/topology/placement.hpp"
+#include "framework/topology/topology.hpp"
+
+namespace tp {
+namespace {
+
+PlacementRequest chain(size_t n, PlacementPolicy p) {
+    PlacementRequest r;
+    r.nodes = n;
+    r.policy = p;
+    for (size_t i = 1; i < n; ++i) r.edges.push_back({i - 1, i, 1.0});
+    return r;
+}
+
+TEST(Topology, MeshHopsFollowXYRouting) {
+    const Topology t = Topology::preset("epiphany16");
+    EXPECT_EQ(t.width(), 4);
+    EXPECT_EQ(t.height(), 4);
+    EXPECT_EQ(t.usable(), 16);
+    EXPECT_EQ(t.hops(t.tile_at({0, 0}), t.tile_at({3, 3})), 6);
+    EXPECT_EQ(t.hops(t.tile_at({1, 2}), t.tile_at({1, 2})), 0);
+    EXPECT_EQ(t.hops(t.tile_at({3, 0}), t.tile_at({0, 1})), 4);
+    EXPECT_EQ(t.xy(t.tile_at({2, 3})), (TileXY{2, 3}));
+}
+
+TEST(Topology, TilePro64ReservesItsOsRow) {
+    const Topology t = Topology::preset("tilepro64");
+    EXPECT_EQ(t.tiles(), 64);
+    EXPECT_EQ(t.usable(), 56);
+    for (int x = 0; x < 8; ++x) EXPECT_TRUE(t.reserved(t.tile_at({x, 7})));
+    EXPECT_FALSE(t.reserved(t.tile_at({0, 0})));
+    EXPECT_EQ(Topology::preset("epiphany64").usable(), 64);
+}
+
+TEST(Topology, UnknownPresetIsRejected) {
+    EXPECT_THROW(Topology::preset("cray1"), std::invalid_argument);
+}
+
+TEST(Topology, HostHasATileForEveryAllowedCpuAndGrowsForBigApps) {
+    const size_t cpus = allowed_cpus().size();
+    const Topology t = Topology::preset("host");
+    EXPECT_EQ(static_cast<size_t>(t.usable()), cpus);
+    std::set<int> seen;
+    for (int id = 0; id < t.tiles(); ++id)
+        if (!t.reserved(id)) seen.insert(t.cpu_of(id));
+    EXPECT_EQ(seen.size(), cpus);
+    const Topology big = Topology::preset("host", 64);
+    EXPECT_GE(big.usable(), 64);
+    // Tiles of one CPU are 0 hops apart; different CPUs are at least 1.
+    for (int a = 0; a < big.tiles(); ++a)
+        for (int b = 0; b < big.tiles(); ++b)
+            if (!big.reserved(a) && !big.reserved(b))
+                EXPECT_EQ(big.hops(a, b) == 0, big.cpu_of(a) == big.cpu_of(b));
+}
+
+TEST(Placement, LinearIsRowMajorAndSnakeKeepsChainsOneHopApart) {
+    const Topology t = Topology::preset("epiphany16");
+    const auto lin = place_nodes(t, chain(8, PlacementPolicy::Linear));
+    EXPECT_EQ(lin, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    const auto snake = place_nodes(t, chain(16, PlacementPolicy::Snake));
+    for (size_t i = 1; i < snake.size(); ++i) EXPECT_EQ(t.hops(snake[i - 1], snake[i]), 1) << i;
+    EXPECT_LT(placement_cost(t, chain(8, PlacementPolicy::Snake).edges, place_nodes(t, chain(8, PlacementPolicy::Snake))),
+              placement_cost(t, chain(8, PlacementPolicy::Linear).edges, lin));
+}
+
+TEST(Placement, ReservedTilesAreNeverUsedAndEachNodeGetsItsOwnTile) {
+    const Topology t = Topology::preset("tilepro64");
+    for (auto p : {PlacementPolicy::Linear, PlacementPolicy::Snake, PlacementPolicy::Compact}) {
+        const auto tiles = place_nodes(t, chain(56, p));
+        std::set<int> distinct(tiles.begin(), tiles.end());
+        EXPECT_EQ(distinct.size(), 56u);
+        for (int id : tiles) EXPECT_FALSE(t.reserved(id));
+    }
+}
+
+TEST(Placement, CompactNeverCostsMoreThanLinearOrSnake) {
+    const Topology t = Topology::preset("tilepro64");
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 30; ++trial) {
+        PlacementRequest r;
+        r.nodes = 2 + rng() % 40;
+        for (size_t e = 0; e < r.nodes * 2; ++e)
+            r.edges.push_back({rng() % r.nodes, rng() % r.nodes, 1.0 + rng() % 8});
+        r.policy = PlacementPolicy::Compact;
+        const double compact = placement_cost(t, r.edges, place_nodes(t, r));
+        r.policy = PlacementPolicy::Linear;
+        const double linear = placement_cost(t, r.edges, place_nodes(t, r));
+        r.policy = PlacementPolicy::Snake;
+        const double snake = placement_cost(t, r.edges, place_nodes(t, r));
+        EXPECT_LE(compact, linear) << trial;
+        EXPECT_LE(compact, snake) << trial;
+    }
+}
+
+TEST(Placement, ExplicitTilesAreHonouredAndCheckedByNode) {
+    const Topology t = Topology::preset("tilepro64");
+    PlacementRequest r = chain(3, PlacementPolicy::Compact);
+    r.fixed = {std::nullopt, TileXY{5, 5}, std::nullopt};
+    const auto tiles = place_nodes(t, r);
+    EXPECT_EQ(tiles[1], t.tile_at({5, 5}));
+    auto error_node = [&](std::vector<std::optional<TileXY>> fixed) -> long {
+        PlacementRequest q = chain(3, PlacementPolicy::Linear);
+        q.fixed = std::move(fixed);
+        try {
+            place_nodes(t, q);
+        } catch (const PlacementError& e) {
+            return static_cast<long>(e.node());
+        }
+        return -1;
+    };
+    EXPECT_EQ(error_node({std::nullopt, std::nullopt, TileXY{3, 7}}), 2);   // reserved
+    EXPECT_EQ(error_node({TileXY{1, 1}, TileXY{1, 1}, std::nullopt}), 1);   // taken
+    EXPECT_EQ(error_node({std::nullopt, TileXY{8, 0}, std::nullopt}), 1);   // outside
+    EXPECT_THROW(place_nodes(t, chain(57, PlacementPolicy::Linear)), PlacementError);
+}
+
+TEST(Placement, TilesMapOneToOneOntoCpusWhileTheyLastThenShareThreads) {
+    const Topology t = Topology::preset("epiphany16");
+    const auto tiles = place_nodes(t, chain(6, PlacementPolicy::Snake));
+    const ThreadMap wide = map_tiles_to_cpus(t, tiles, {0, 1, 2, 3, 4, 5, 6, 7}, false);
+    EXPECT_EQ(wide.cpu_of_thread.size(), 6u);
+    const ThreadMap narrow = map_tiles_to_cpus(t, tiles, {0, 1}, false);
+    EXPECT_EQ(narrow.cpu_of_thread, (std::vector<int>{0, 1}));
+    EXPECT_EQ(narrow.thread_of_node, (std::vector<size_t>{0, 0, 0, 1, 1, 1}));
+    const ThreadMap forced = map_tiles_to_cpus(t, tiles, {0, 1}, true);
+    EXPECT_EQ(forced.cpu_of_thread.size(), 6u);
+}
+
+}  // namespace
+}  // namespace tp
