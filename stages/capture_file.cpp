@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <stdexcept>
 #include <unistd.h>
+#include <vector>
 
 namespace tp {
 
@@ -64,16 +66,144 @@ PcapHandle open_capture(const std::string& path) {
     pcap_t* p = pcap_open_offline_with_tstamp_precision(name.c_str(), PCAP_TSTAMP_PRECISION_NANO,
                                                         errbuf);
     if (p == nullptr) throw LocatedError(Location{path}, errbuf);
-    PcapHandle h(p);
-    const int dlt = pcap_datalink(p);
-    if (dlt != DLT_EN10MB) {
-        const char* dlt_name = pcap_datalink_val_to_name(dlt);
-        throw LocatedError(Location{path}, std::string("link type ") +
-                                               (dlt_name != nullptr ? dlt_name : "UNKNOWN") + " (" +
-                                               std::to_string(dlt) +
-                                               ") is not supported (supported: EN10MB)");
+    return PcapHandle(p);
+}
+
+// ---- link types -----------------------------------------------------------------------------
+//
+// `parse` reads Ethernet only, so every other supported link layer is rewritten at load time:
+// its header (if any) is replaced by a synthetic 14-byte Ethernet header whose EtherType says
+// what follows. Destination MAC is zero; the source MAC is the capturing interface's address
+// when the cooked header carries a 6-byte one, zero otherwise.
+
+constexpr uint32_t kEtherHeader = 14;
+constexpr uint16_t kEtherIpv4 = 0x0800;
+constexpr uint16_t kEtherIpv6 = 0x86dd;
+constexpr uint16_t kEtherMaxLength = 1500;  // EtherType values below 0x0600 are 802.3 lengths
+
+enum class LinkKind { Ethernet, Sll, Sll2, RawIp, Ipv4Only, Ipv6Only, Null, Loop };
+
+struct LinkLayer {
+    LinkKind kind = LinkKind::Ethernet;
+    uint32_t header = 0;  // bytes of link header the synthetic Ethernet header replaces
+
+    // Frame length once normalised; a record shorter than its link header becomes a bare
+    // Ethernet header (EtherType 0).
+    uint32_t normalised_length(uint32_t caplen) const {
+        if (kind == LinkKind::Ethernet) return caplen;
+        return kEtherHeader + (caplen > header ? caplen - header : 0);
     }
-    return h;
+};
+
+// DLT_RAW is 12 on most systems and 14 on OpenBSD; a file's LINKTYPE_RAW (101) is mapped to
+// the local DLT_RAW by libpcap, and 12 or 14 may appear as written by the capturing system.
+bool is_raw_ip(int dlt) { return dlt == DLT_RAW || dlt == 12 || dlt == 14 || dlt == 101; }
+
+// The link layer of a DLT value, or nullopt when it is not supported.
+std::optional<LinkLayer> link_layer_of(int dlt) {
+    switch (dlt) {
+        case DLT_EN10MB: return LinkLayer{LinkKind::Ethernet, 0};
+        case DLT_LINUX_SLL: return LinkLayer{LinkKind::Sll, 16};
+        case DLT_LINUX_SLL2: return LinkLayer{LinkKind::Sll2, 20};
+        case DLT_IPV4: return LinkLayer{LinkKind::Ipv4Only, 0};
+        case DLT_IPV6: return LinkLayer{LinkKind::Ipv6Only, 0};
+        case DLT_NULL: return LinkLayer{LinkKind::Null, 4};
+        case DLT_LOOP: return LinkLayer{LinkKind::Loop, 4};
+        default: break;
+    }
+    if (is_raw_ip(dlt)) return LinkLayer{LinkKind::RawIp, 0};
+    return std::nullopt;
+}
+
+constexpr const char* kSupportedLinkTypes = "EN10MB, LINUX_SLL, LINUX_SLL2, RAW, IPV4, IPV6, NULL, LOOP";
+
+LinkLayer checked_link_layer(pcap_t* p, const std::string& path) {
+    const int dlt = pcap_datalink(p);
+    if (const auto l = link_layer_of(dlt)) return *l;
+    const char* dlt_name = pcap_datalink_val_to_name(dlt);
+    throw LocatedError(Location{path}, std::string("link type ") +
+                                           (dlt_name != nullptr ? dlt_name : "UNKNOWN") + " (" +
+                                           std::to_string(dlt) + ") is not supported (supported: " +
+                                           kSupportedLinkTypes + ")");
+}
+
+inline uint16_t be16(const u_char* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+inline uint32_t le32(const u_char* p) {
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline uint32_t be32(const u_char* p) { return uint32_t(be16(p)) << 16 | be16(p + 2); }
+
+uint16_t ether_type_of_ip_version(const u_char* ip, uint32_t len) {
+    if (len == 0) return 0;
+    switch (ip[0] >> 4) {
+        case 4: return kEtherIpv4;
+        case 6: return kEtherIpv6;
+        default: return 0;
+    }
+}
+
+// BSD address families as loopback headers carry them: AF_INET is 2 everywhere, AF_INET6
+// differs by system (Linux 10, NetBSD/OpenBSD 24, FreeBSD 28, Darwin 30).
+uint16_t ether_type_of_family(uint32_t family, const u_char* ip, uint32_t len) {
+    switch (family) {
+        case 2: return kEtherIpv4;
+        case 10:
+        case 24:
+        case 28:
+        case 30: return kEtherIpv6;
+        default: return ether_type_of_ip_version(ip, len);
+    }
+}
+
+// Linux cooked headers use EtherTypes, except values below 0x0600 that name a non-Ethernet
+// framing (802.2 LLC, Novell 802.3, CAN, ...): those frames get an 802.3 length instead.
+uint16_t ether_type_of_cooked(uint16_t protocol, uint32_t payload) {
+    if (protocol >= 0x0600) return protocol;
+    return static_cast<uint16_t>(std::min<uint32_t>(payload, kEtherMaxLength));
+}
+
+// Writes the normalised frame of a non-Ethernet record into `out` (resized).
+void normalise(const LinkLayer& link, const u_char* data, uint32_t caplen, std::vector<u_char>& out) {
+    const uint32_t payload = caplen > link.header ? caplen - link.header : 0;
+    const u_char* rest = data + (caplen > link.header ? link.header : caplen);
+    out.assign(kEtherHeader + payload, 0);
+    uint16_t ether_type = 0;
+    const bool whole_header = caplen >= link.header;
+    switch (link.kind) {
+        case LinkKind::Ethernet: break;
+        case LinkKind::Sll:
+            // packet type, ARPHRD type, address length, address (8), protocol
+            if (whole_header) {
+                if (be16(data + 4) == 6) std::memcpy(out.data() + 6, data + 6, 6);
+                ether_type = ether_type_of_cooked(be16(data + 14), payload);
+            }
+            break;
+        case LinkKind::Sll2:
+            // protocol, reserved, interface index, ARPHRD type, packet type, address length,
+            // address (8)
+            if (whole_header) {
+                if (data[11] == 6) std::memcpy(out.data() + 6, data + 12, 6);
+                ether_type = ether_type_of_cooked(be16(data), payload);
+            }
+            break;
+        case LinkKind::RawIp: ether_type = ether_type_of_ip_version(rest, payload); break;
+        case LinkKind::Ipv4Only: ether_type = kEtherIpv4; break;
+        case LinkKind::Ipv6Only: ether_type = kEtherIpv6; break;
+        case LinkKind::Null:
+            // The capturing host's byte order: a value with high bits set was the other one.
+            if (whole_header) {
+                const uint32_t family = le32(data);
+                ether_type = ether_type_of_family((family & 0xffff0000u) != 0 ? be32(data) : family,
+                                                  rest, payload);
+            }
+            break;
+        case LinkKind::Loop:
+            if (whole_header) ether_type = ether_type_of_family(be32(data), rest, payload);
+            break;
+    }
+    out[12] = static_cast<u_char>(ether_type >> 8);
+    out[13] = static_cast<u_char>(ether_type);
+    if (payload > 0) std::memcpy(out.data() + kEtherHeader, rest, payload);
 }
 
 // Nanoseconds since the epoch, or -1 when the record's timestamp cannot be a real time.
@@ -111,6 +241,7 @@ struct Survey {
 
 Survey survey_capture(const std::string& path) {
     PcapHandle p = open_capture(path);
+    const LinkLayer link = checked_link_layer(p.get(), path);
     Survey s;
     pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
@@ -128,11 +259,12 @@ Survey survey_capture(const std::string& path) {
             throw LocatedError(Location{path}, record_prefix(index) +
                                                    "zero capture length (an empty record holds "
                                                    "no frame to replay)");
+        const uint32_t len = link.normalised_length(h->caplen);
         ++s.records;
-        s.bytes += h->caplen;
-        s.max_length = std::max(s.max_length, h->caplen);
+        s.bytes += len;
+        s.max_length = std::max(s.max_length, len);
         for (size_t k = 0; k < kSegmentRooms.size(); ++k)
-            s.segments[k] += (h->caplen + kSegmentRooms[k] - 1) / kSegmentRooms[k];
+            s.segments[k] += (len + kSegmentRooms[k] - 1) / kSegmentRooms[k];
     }
     if (s.segments_with(s.cheapest_room()) > UINT32_MAX - 1)
         throw LocatedError(Location{path}, "too many records to hold in memory");
@@ -185,25 +317,33 @@ void CaptureFile::copy_records(uint64_t count) {
     records_.reserve(count);
 
     PcapHandle p = open_capture(path_);
+    const LinkLayer link = checked_link_layer(p.get(), path_);
+    std::vector<u_char> normalised;  // the record rewritten to Ethernet, when it was not
     pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
     int64_t first_ns = -1;
     int64_t latest_ns = -1;  // high-water mark: a step backwards replays as a zero gap
     for (uint64_t i = 0; i < count; ++i) {
-        if (pcap_next_ex(p.get(), &h, &data) != 1 || h->caplen == 0 ||
-            next_seg + (h->caplen + segment_room_ - 1) / segment_room_ > segs.size()) {
+        const bool read = pcap_next_ex(p.get(), &h, &data) == 1 && h->caplen != 0;
+        const uint32_t length = read ? link.normalised_length(h->caplen) : 0;
+        if (!read || next_seg + (length + segment_room_ - 1) / segment_room_ > segs.size()) {
             rte_pktmbuf_free_bulk(segs.data() + next_seg, static_cast<unsigned>(segs.size() - next_seg));
             release();
             throw LocatedError(Location{path_}, record_prefix(i + 1) + "the file changed while loading");
+        }
+        const u_char* bytes = data;
+        if (link.kind != LinkKind::Ethernet) {
+            normalise(link, data, h->caplen, normalised);
+            bytes = normalised.data();
         }
         rte_mbuf* head = segs[next_seg];
         rte_mbuf* prev = nullptr;
         uint32_t done = 0;
         uint16_t nb = 0;
-        while (done < h->caplen) {
+        while (done < length) {
             rte_mbuf* seg = segs[next_seg++];
-            const uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(segment_room_, h->caplen - done));
-            std::memcpy(rte_pktmbuf_mtod(seg, uint8_t*), data + done, n);
+            const uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(segment_room_, length - done));
+            std::memcpy(rte_pktmbuf_mtod(seg, uint8_t*), bytes + done, n);
             seg->data_len = n;
             if (prev != nullptr) prev->next = seg;
             prev = seg;
@@ -211,7 +351,7 @@ void CaptureFile::copy_records(uint64_t count) {
             ++nb;
         }
         head->nb_segs = nb;
-        head->pkt_len = h->caplen;
+        head->pkt_len = length;
 
         const int64_t ts = timestamp_ns(*h);
         if (ts >= 0) {
@@ -219,7 +359,7 @@ void CaptureFile::copy_records(uint64_t count) {
             latest_ns = std::max(latest_ns, ts);
         }
         const uint64_t offset = first_ns < 0 ? 0 : uint64_t(latest_ns - first_ns);
-        records_.push_back(CaptureRecord{head, h->caplen, offset});
+        records_.push_back(CaptureRecord{head, length, offset});
     }
 }
 

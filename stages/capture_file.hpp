@@ -5,12 +5,26 @@
 // then a copy pass into that pool. Frames longer than one template segment are chained. After
 // loading nothing touches the file again; replaying reads the templates only.
 //
+// Link types: the templates are always Ethernet frames, because that is what `parse` reads.
+// EN10MB loads as is. The others below are normalised at load time: their link header is
+// replaced by a synthetic 14-byte Ethernet header (destination MAC zero, source MAC the cooked
+// header's 6-byte address if it has one, zero otherwise) whose EtherType says what follows:
+//   LINUX_SLL (113), LINUX_SLL2 (276)   the cooked header's protocol field (a value below
+//                                       0x0600, e.g. 802.2 LLC, becomes an 802.3 length)
+//   RAW (101; DLT 12 or 14)             0x0800 or 0x86dd from the IP version nibble, else 0
+//   IPV4 (228), IPV6 (229)              0x0800, 0x86dd
+//   NULL (0), LOOP (108)                from the address family (2: IPv4; 10, 24, 28, 30:
+//                                       IPv6), else from the IP version nibble
+// A record shorter than its link header becomes a bare Ethernet header with EtherType 0.
+// Record lengths, `bytes()` and `max_length()` are those of the normalised frames.
+//
 // What is refused (LocatedError, one line naming the file and, for a record, its 1-based index
 // as tcpdump numbers it): a file that cannot be opened (located at `named_at`, where the user
-// wrote the path), an empty or non-capture file, a header libpcap rejects, a link type other
-// than Ethernet, a record with zero capture length, any record libpcap rejects (a capture
-// length beyond the snapshot, interfaces of mixed link types). A file cut short inside a
-// record is accepted: the records before the cut load and `truncation()` says where it stopped.
+// wrote the path), an empty or non-capture file, a header libpcap rejects, any other link type
+// ("link type IEEE802_11_RADIO (127) is not supported (supported: ...)"), a record with zero
+// capture length, any record libpcap rejects (a capture length beyond the snapshot, interfaces
+// of mixed link types). A file cut short inside a record is accepted: the records before the
+// cut load and `truncation()` says where it stopped.
 //
 // Thread-safety: loading and release() belong to one thread; the templates are read-only
 // between them and may be read from any thread.
@@ -30,7 +44,7 @@ namespace tp {
 
 struct CaptureRecord {
     const rte_mbuf* frame;  // template chain in the capture's private pool
-    uint32_t length;        // captured bytes (what is replayed)
+    uint32_t length;        // captured bytes, normalised to Ethernet (what is replayed)
     uint64_t offset_ns;     // replay time from the first record, gaps that go backwards or
                             // involve an invalid timestamp count as zero
 };

@@ -2,6 +2,7 @@
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_memcpy.h>
 #include <spdlog/spdlog.h>
 
@@ -210,13 +211,23 @@ SourceStatus PcapSource::produce(Burst& b) {
     if (n == 0) return SourceStatus::Idle;  // the next packet is not due yet
 
     // Packets in flight hold the app pool; take fewer, or wait, but never lose one.
-    while (rte_pktmbuf_alloc_bulk(app_pool_, scratch_.data(), segs_through[n - 1]) != 0) {
+    while (!alloc_packets(app_pool_, scratch_.data(), segs_through[n - 1])) {
         if (n == 1) return SourceStatus::Idle;
         n /= 2;
     }
 
+    // Templates of a large capture do not fit in cache: fetch a few packets ahead (the mbuf
+    // header first, its data once the header is there) while copying the current one.
+    auto ahead = [&](uint32_t k) {
+        const uint32_t i = cursor_.index + k;
+        return records[i < template_packets_ ? i : i % template_packets_].frame;
+    };
+    for (uint32_t k = 0; k < 4; ++k) rte_prefetch0(ahead(k));
+    for (uint32_t k = 0; k < 2; ++k) rte_prefetch0(rte_pktmbuf_mtod(ahead(k), const void*));
     rte_mbuf** segs_of_packet = scratch_.data();
     for (uint16_t i = 0; i < n; ++i) {
+        rte_prefetch0(ahead(4));
+        rte_prefetch0(rte_pktmbuf_mtod(ahead(2), const void*));
         fill(b.d[i], cursor_.index, segs_of_packet);
         segs_of_packet += app_segments_[cursor_.index];
         advance(cursor_, records[cursor_.index].length);

@@ -121,7 +121,7 @@ SourceStatus SynthSource::produce(Burst& b) {
         n = std::min<uint64_t>(n, count_ - emitted_);
     }
     rte_mbuf* m[kBurstMax];
-    if (rte_pktmbuf_alloc_bulk(env_.pool->get(), m, static_cast<unsigned>(n)) != 0)
+    if (!alloc_packets(env_.pool->get(), m, static_cast<unsigned>(n)))
         return SourceStatus::Idle;  // pool momentarily empty: packets are in flight downstream
     for (uint64_t i = 0; i < n; ++i) {
         const Frame& f = frame_for(emitted_ + i);

@@ -2,13 +2,18 @@
 // Fig. 12). Sender 0 ping-pongs with the receiver while senders 1..N-1 stay idle, so every
 // receive scans N-1 empty channels before it finds sender 0 (round-robin after the last
 // served); the reply goes back on a one-to-one channel of the same transport. one-way =
-// round trip / 2. Calls go through Channel<T>, as in the runtime.
+// round trip / 2. Calls go through Channel<T>, as in the runtime. The `udn` and
+// `udn_eventdev` rows use the messaging network's own many-to-one interface instead (every
+// sender pushes into the receiver's one queue; bench_asym_noc.hpp), with K <= 128/(2N).
+// `slope` is the least-squares slope of the latency against N: what an idle sender costs.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <thread>
 #include <vector>
 
+#include "apps/bench/bench_asym_noc.hpp"
 #include "apps/bench/benches.hpp"
 #include "apps/bench/harness.hpp"
 #include "framework/channel/asymmetric_receiver.hpp"
@@ -24,7 +29,7 @@ const char* kHelp =
     "Receive one-way latency of an asymmetric channel with one active sender and N-1 idle ones.\n"
     "  --iters N          round trips per measurement (default 100000)\n"
     "  --senders LIST     sender counts (default 1,2,4,8,16)\n"
-    "  --capacity K       slots per channel (default 64)\n";
+    "  --capacity K       slots per channel (default 64; udn rows: at most 128/(2N) credits)\n";
 
 struct Result {
     double one_way_ns = 0;
@@ -101,22 +106,46 @@ int run_asym(int argc, char** argv) {
     for (const auto& t : c.transports)
         for (uint32_t n : counts) cases.push_back({t, n});
     std::vector<std::vector<double>> ns(cases.size());
+    std::vector<uint32_t> credits(cases.size(), 0);  // K of the network's own interface (udn rows)
     uint64_t errors = 0;
     interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
-        const Result r = measure(c, cases[k].transport, cases[k].senders, iters, capacity);
+        Result r;
+        if (is_noc_transport(cases[k].transport)) {
+            const NocAsymResult m =
+                measure_noc_asym(c.cpu_a, c.cpu_b, cases[k].transport, cases[k].senders, iters, capacity);
+            r.one_way_ns = m.one_way_ns;
+            r.errors = m.errors;
+            credits[k] = m.credits;
+        } else {
+            r = measure(c, cases[k].transport, cases[k].senders, iters, capacity);
+        }
         ns[k].push_back(r.one_way_ns);
         errors += r.errors;
     });
+    // Least-squares slope of the median latency against N, per transport: the cost of an idle sender.
+    std::map<std::string, double> slope;
+    for (const auto& t : c.transports) {
+        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (size_t k = 0; k < cases.size(); ++k)
+            if (cases[k].transport == t) {
+                const double x = cases[k].senders, y = summarize(ns[k]).median;
+                n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+            }
+        if (n >= 2 && n * sxx != sx * sx) slope[t] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    }
 
     std::vector<nlohmann::json> rows;
     for (size_t k = 0; k < cases.size(); ++k) {
         const Summary s = summarize(ns[k]);
-        rows.push_back({{"transport", cases[k].transport},
-                        {"senders", cases[k].senders},
-                        {"one_way_ns", s.median},
-                        {"one_way_ns_min", s.min},
-                        {"one_way_ns_max", s.max},
-                        {"reps", c.reps}});
+        nlohmann::json row{{"transport", cases[k].transport},
+                           {"senders", cases[k].senders},
+                           {"one_way_ns", s.median},
+                           {"one_way_ns_min", s.min},
+                           {"one_way_ns_max", s.max},
+                           {"reps", c.reps}};
+        if (credits[k] != 0) row["credits"] = credits[k];
+        if (slope.count(cases[k].transport) != 0) row["slope_ns_per_sender"] = slope[cases[k].transport];
+        rows.push_back(row);
     }
     char title[160];
     std::snprintf(title, sizeof(title),
@@ -128,7 +157,9 @@ int run_asym(int argc, char** argv) {
                  {"senders", "/senders"},
                  {"one_way_ns", "/one_way_ns"},
                  {"min", "/one_way_ns_min"},
-                 {"max", "/one_way_ns_max"}});
+                 {"max", "/one_way_ns_max"},
+                 {"K", "/credits"},
+                 {"slope", "/slope_ns_per_sender", 2}});
     write_json(c.json, "asym", rows);
     if (errors != 0) {
         std::fprintf(stderr, "bench asym: %llu replies did not match their ping\n", static_cast<unsigned long long>(errors));

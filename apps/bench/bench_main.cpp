@@ -17,7 +17,9 @@ const char* kUsage =
     "  stream    messages per second streaming items, single and in bursts of 8 and 32, per\n"
     "            transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue\n"
     "  asym      receive one-way latency of an asymmetric channel against its sender count,\n"
-    "            one sender active and the others idle, per transport\n";
+    "            one sender active and the others idle, per transport\n"
+    "  mapvec    the paper's map: a stream of M x M matrices times a vector split over W\n"
+    "            workers (tree or linear multicast); service time, bandwidth, scalability\n";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
         if (name == "pingpong") return run_pingpong(argc, argv);
         if (name == "stream") return run_stream(argc, argv);
         if (name == "asym") return run_asym(argc, argv);
+        if (name == "mapvec") return run_mapvec(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;
     } catch (const std::invalid_argument& e) {

@@ -2,7 +2,8 @@
 // transport, plus `raw`: a bare ping-pong of one atomic per direction, each on its own cache
 // line, the physical floor on this host (the analog of the paper's Table II).
 //
-// The ping thread times every round trip with the TSC; one-way = round trip / 2. Both sides
+// The ping thread times every round trip with the TSC; one-way = round trip / 2; the
+// statistics stay in registers so that the bench itself adds no memory traffic. Both sides
 // poll with a CPU pause between attempts, in every row alike.
 #include <atomic>
 #include <cmath>
@@ -46,27 +47,29 @@ OneWay measure(const Common& c, uint64_t iters, Ping&& ping, Pong&& pong) {
         start();
         for (uint64_t i = 0; i < warmup + iters; ++i) pong(i);
     });
-    std::vector<uint64_t> rtt(iters);
+    // Statistics kept in registers: a sample array would stream through the cache and
+    // evict the channels' slot lines between laps.
+    double sum = 0, sq = 0, mx = 0;
     OneWay r;
     std::thread timer([&] {
         pin(c.cpu_a);
         start();
         for (uint64_t i = 0; i < warmup; ++i) r.errors += !ping(i);
+        double s1 = 0, s2 = 0, m = 0;
+        uint64_t errors = 0;
         for (uint64_t i = 0; i < iters; ++i) {
             const uint64_t t0 = ticks();
-            r.errors += !ping(warmup + i);
-            rtt[i] = ticks() - t0;
+            errors += !ping(warmup + i);
+            const double one_way = static_cast<double>(ticks() - t0) / 2;
+            s1 += one_way;
+            s2 += one_way * one_way;
+            m = one_way > m ? one_way : m;
         }
+        sum = s1, sq = s2, mx = m;
+        r.errors += errors;
     });
     timer.join();
     echo.join();
-    double sum = 0, sq = 0, mx = 0;
-    for (uint64_t t : rtt) {
-        const double one_way = static_cast<double>(t) / 2;
-        sum += one_way;
-        sq += one_way * one_way;
-        mx = std::max(mx, one_way);
-    }
     r.avg = sum / static_cast<double>(iters);
     r.std = std::sqrt(std::max(0.0, sq / static_cast<double>(iters) - r.avg * r.avg));
     r.max = mx;
@@ -74,7 +77,8 @@ OneWay measure(const Common& c, uint64_t iters, Ping&& ping, Pong&& pong) {
 }
 
 OneWay measure_raw(const Common& c, uint64_t iters) {
-    struct alignas(64) Line {
+    // 128-byte spacing: the two lines never share an adjacent-line prefetch pair.
+    struct alignas(128) Line {
         std::atomic<uint64_t> v{~0ull};
     };
     Line there, back;
@@ -88,6 +92,24 @@ OneWay measure_raw(const Common& c, uint64_t iters) {
         [&](uint64_t i) {
             while (there.v.load(std::memory_order_acquire) != i) cpu_pause();
             back.v.store(i, std::memory_order_release);
+        });
+}
+
+OneWay measure_raw_rot(const Common& c, uint64_t iters, uint32_t k) {  // EXPERIMENT
+    struct alignas(64) Line {
+        std::atomic<uint64_t> v{~0ull};
+    };
+    std::vector<Line> there(k + 2), back(k + 2);
+    return measure(
+        c, iters,
+        [&](uint64_t i) {
+            there[i % k].v.store(i, std::memory_order_release);
+            while (back[i % k].v.load(std::memory_order_acquire) != i) cpu_pause();
+            return true;
+        },
+        [&](uint64_t i) {
+            while (there[i % k].v.load(std::memory_order_acquire) != i) cpu_pause();
+            back[i % k].v.store(i, std::memory_order_release);
         });
 }
 
@@ -120,16 +142,18 @@ int run_pingpong(int argc, char** argv) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    const Common c = parse_common(args, transport_names());
+    auto known = transport_names(); known.push_back("sm_eager"); known.push_back("raw_rot");  // EXPERIMENT
+    const Common c = parse_common(args, known);
     const uint64_t iters = std::max<uint64_t>(1, args.num("iters", 200000));
     const auto capacity = static_cast<uint32_t>(args.num("capacity", 64));
     start_eal_if_needed(c.transports);
 
     std::vector<std::string> cases{"raw"};
     cases.insert(cases.end(), c.transports.begin(), c.transports.end());
+    if (std::find(cases.begin(), cases.end(), "udn") != cases.end()) cases.push_back("udn_logical");
     std::vector<std::vector<OneWay>> runs(cases.size());
     interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
-        runs[k].push_back(k == 0 ? measure_raw(c, iters) : measure_transport(c, cases[k], iters, capacity));
+        runs[k].push_back(k == 0 ? measure_raw(c, iters) : cases[k] == "raw_rot" ? measure_raw_rot(c, iters, capacity) : measure_transport(c, cases[k], iters, capacity));
     });
 
     const double tpn = ticks_per_ns();

@@ -5,6 +5,7 @@
 // Both sides poll with a CPU pause after a failed attempt; the receiver checks every item's
 // number, so nothing is optimised away and a broken queue fails the bench.
 #include <atomic>
+#include <typeinfo>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -48,6 +49,7 @@ uint64_t number(const T& v) {
     else return v;
 }
 
+uint64_t g_pfail, g_cempty, g_calls;
 struct Result {
     double mmsgs = 0;
     uint64_t errors = 0;
@@ -79,7 +81,7 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
             for (uint32_t k = 0; k < want; ++k) buf[k] = make<T>(seq + k);
             for (uint32_t sent = 0; sent < want;) {
                 const uint32_t m = q.try_send_burst(buf + sent, want - sent);
-                if (m == 0) cpu_pause();
+                if (m == 0) { cpu_pause(); ++g_pfail; }
                 sent += m;
             }
             seq += want;
@@ -94,8 +96,10 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
             const uint32_t n = burst == 1 ? (q.try_recv(buf[0]) ? 1u : 0u) : q.try_recv_burst(buf, burst);
             if (n == 0) {
                 cpu_pause();
+                ++g_cempty;
                 continue;
             }
+            ++g_calls;
             for (uint32_t k = 0; k < n; ++k) errors += number(buf[k]) != expected++;
         }
         t1 = std::chrono::steady_clock::now();
@@ -103,6 +107,7 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
     });
     producer.join();
     consumer.join();
+    fprintf(stderr, "\n%s b=%u pfail/burst=%.2f cempty/call=%.2f items/call=%.1f\n", typeid(Q).name(), burst, (double)g_pfail/(items/burst), (double)g_cempty/g_calls, (double)items/g_calls); g_pfail=g_cempty=g_calls=0;
     r.mmsgs = static_cast<double>(items) / std::chrono::duration<double, std::micro>(t1 - t0).count();
     return r;
 }
@@ -121,7 +126,8 @@ int run_stream(int argc, char** argv) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    const Common c = parse_common(args, transport_names());
+    auto known = transport_names(); known.push_back("sm_eager");  // EXPERIMENT
+    const Common c = parse_common(args, known);
     const uint64_t items = std::max<uint64_t>(1, args.num("items", 50000000));
     const auto capacity = static_cast<uint32_t>(args.num("capacity", 1024));
     const std::string elem = args.str("elem", "word");
@@ -133,6 +139,7 @@ int run_stream(int argc, char** argv) {
         bursts.push_back(static_cast<uint32_t>(v));
     }
     std::vector<std::string> queues = c.transports;
+    if (std::find(queues.begin(), queues.end(), "udn") != queues.end()) queues.push_back("udn_logical");
     for (const auto& p : args.list("peers", peer_names())) {
         if (p == "none") continue;
         if (std::find(peer_names().begin(), peer_names().end(), p) == peer_names().end())

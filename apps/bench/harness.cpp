@@ -98,7 +98,11 @@ Common parse_common(const Args& args, const std::vector<std::string>& all_transp
 }
 
 void start_eal_if_needed(const std::vector<std::string>& transports) {
-    if (std::find(transports.begin(), transports.end(), "dpdk") != transports.end()) eal_start(EalOptions{});
+    for (const char* needs_eal : {"dpdk", "udn_eventdev"})
+        if (std::find(transports.begin(), transports.end(), needs_eal) != transports.end()) {
+            eal_start(EalOptions{});
+            return;
+        }
 }
 
 void pin(int cpu) {

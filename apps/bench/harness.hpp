@@ -40,7 +40,7 @@ inline const char* kCommonHelp =
     "  --help             this text\n";
 Common parse_common(const Args& args, const std::vector<std::string>& all_transports);
 
-// Starts DPDK EAL when `dpdk` is among the transports measured.
+// Starts DPDK EAL when `dpdk` or `udn_eventdev` is among the transports measured.
 void start_eal_if_needed(const std::vector<std::string>& transports);
 
 // Pins the calling thread (warns once on stderr if the OS refuses).

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "apps/tilepipe/app_args.hpp"
@@ -27,9 +28,10 @@ struct RunArgs {
 
 int run(const RunArgs& args) {
     AppConfig app;
+    std::optional<AppPlan> plan;
     try {
         app = load_app(args.app);
-        plan_app(app);  // placement errors are config errors: report them before EAL
+        plan = plan_app(app);  // placement errors are config errors: report them before EAL
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitUsage;
@@ -45,7 +47,7 @@ int run(const RunArgs& args) {
     }
     RunReport report;
     try {
-        EalOptions eal = eal_options_for(app);
+        EalOptions eal = eal_options_for(app, *plan);
         eal.user_args = args.eal;
         eal.verbose = spdlog::get_level() <= spdlog::level::debug;
         const EalInfo& info = eal_start(eal);
@@ -54,7 +56,7 @@ int run(const RunArgs& args) {
         spdlog::debug("EAL started:{}", argv);
 
         install_stop_signal_handlers();
-        AppRunner runner(app);
+        AppRunner runner(app, std::move(*plan));
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
         if (!args.quiet)

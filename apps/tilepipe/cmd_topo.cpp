@@ -23,9 +23,10 @@ std::string render(const AppConfig& app, const AppPlan& plan) {
     const Topology& t = plan.topology;
     std::vector<std::string> node_at(static_cast<size_t>(t.tiles()));
     std::vector<int> cpu_at(static_cast<size_t>(t.tiles()), -1);
-    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+    const auto& nodes = plan.graph.nodes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
         const auto tile = static_cast<size_t>(plan.tile_of_node[i]);
-        node_at[tile] = app.pipeline[i].name;
+        node_at[tile] = nodes[i].name;
         cpu_at[tile] = plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]];
     }
     std::string s = "app " + app.name + " on " + t.name() + " (" + t.summary() + "; " +
@@ -50,7 +51,7 @@ std::string render(const AppConfig& app, const AppPlan& plan) {
     for (const auto& l : plan.links) {
         char line[200];
         std::snprintf(line, sizeof line, "  %-14s -> %-14s %-9s %5u slots  %d hop%s\n",
-                      app.pipeline[l.from].name.c_str(), app.pipeline[l.to].name.c_str(), l.transport.c_str(),
+                      nodes[l.from].name.c_str(), nodes[l.to].name.c_str(), l.transport.c_str(),
                       l.capacity, l.hops, l.hops == 1 ? "" : "s");
         s += line;
     }
@@ -66,16 +67,18 @@ std::string render(const AppConfig& app, const AppPlan& plan) {
 nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
     const Topology& t = plan.topology;
     nlohmann::json nodes = nlohmann::json::array(), links = nlohmann::json::array(), reserved = nlohmann::json::array();
-    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+    for (size_t i = 0; i < plan.graph.nodes.size(); ++i) {
         const TileXY p = t.xy(plan.tile_of_node[i]);
-        nodes.push_back({{"name", app.pipeline[i].name},
-                         {"stage", app.pipeline[i].stage->name},
+        nlohmann::json stages = nlohmann::json::array();
+        for (size_t s : plan.graph.nodes[i].stages) stages.push_back(app.pipeline[s].stage->name);
+        nodes.push_back({{"name", plan.graph.nodes[i].name},
+                         {"stages", stages},
                          {"tile", {p.x, p.y}},
                          {"thread", plan.threads.thread_of_node[i]},
                          {"cpu", plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]]}});
     }
     for (const auto& l : plan.links)
-        links.push_back({{"from", app.pipeline[l.from].name}, {"to", app.pipeline[l.to].name},
+        links.push_back({{"from", plan.graph.nodes[l.from].name}, {"to", plan.graph.nodes[l.to].name},
                          {"transport", l.transport}, {"capacity", l.capacity}, {"hops", l.hops}});
     for (int id = 0; id < t.tiles(); ++id)
         if (t.reserved(id)) reserved.push_back({t.xy(id).x, t.xy(id).y});

@@ -7,11 +7,12 @@
 #include "framework/channel/transport_ring.hpp"
 #include "framework/channel/transport_sm.hpp"
 #include "framework/channel/transport_sm_shared.hpp"
+#include "framework/channel/transport_udn.hpp"
 
 namespace tp {
 
 const std::vector<std::string>& transport_names() {
-    static const std::vector<std::string> names{"ring", "sm", "sm_shared", "dpdk", "lock"};
+    static const std::vector<std::string> names{"ring", "sm", "sm_shared", "dpdk", "lock", "udn", "udn_eventdev"};
     return names;
 }
 
@@ -23,6 +24,8 @@ std::unique_ptr<Channel<T>> make_channel(const ChannelSpec& spec) {
     if (t == "sm_shared") return std::make_unique<SmSharedChannel<T>>(spec.capacity, spec.socket);
     if (t == "dpdk") return std::make_unique<DpdkRingChannel<T>>(spec.capacity, spec.socket);
     if (t == "lock") return std::make_unique<LockChannel<T>>(spec.capacity);
+    if (t == "udn") return std::make_unique<UdnChannel<T>>(spec.capacity, spec.socket);
+    if (t == "udn_eventdev") return std::make_unique<UdnChannel<T, noc::EventdevNetwork>>(spec.capacity, spec.socket);
     std::string list;
     for (const auto& n : transport_names()) list += (list.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown transport '" + t + "' (known: " + list + ")");

@@ -9,8 +9,11 @@
 // The flags carry sequence numbers instead of booleans, so neither side ever clears the
 // other's flag: message number s goes to slot s mod K with ready = s + 1; the receiver
 // consumes it when ready == s + 1 and acknowledges with ack = s + 1; the sender may reuse the
-// slot for message s + K once ack == s + 1. A slot holds the whole item (one word, or a
-// 16-byte PacketDesc) as its message.
+// slot for message s + K once an ack shows message s consumed. Because the receiver consumes
+// in order, the sender reads the ack of the last message it sent first (one line read frees
+// every slot when the receiver keeps up) and the ack of the slot it needs only when that is
+// not enough; see refresh_limit. A slot holds the whole item (one word, or a 16-byte
+// PacketDesc) as its message.
 //
 // Memory: the slots are allocated on the receiver's NUMA node (NodeMemory). The paper homes
 // the ack lines at the sender; ChannelSpec names only the receiver's node, so both live there.
@@ -22,6 +25,7 @@
 #include <new>
 
 #include "framework/channel/channel.hpp"
+#include "framework/channel/detail/cache_line.hpp"
 #include "framework/channel/detail/capacity.hpp"
 #include "framework/channel/detail/node_memory.hpp"
 
@@ -65,27 +69,27 @@ template <typename T, typename Layout = SmSplitLayout<T>>
 class SmChannel final : public Channel<T> {
 public:
     SmChannel(uint32_t k, int socket = -1)
-        : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), slots_(k, socket) {}
+        : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), slots_(k, socket) {
+        tx_.limit = k_;  // every slot starts free
+    }
 
     bool try_send(const T& item) override { return try_send_burst(&item, 1) == 1; }
     bool try_recv(T& item) override { return try_recv_burst(&item, 1) == 1; }
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
         uint64_t seq = tx_.seq;
-        uint32_t i = 0;
-        for (; i < n; ++i, ++seq) {
+        if (tx_.limit - seq < n) refresh_limit(seq, n);
+        if (tx_.limit - seq < n) n = static_cast<uint32_t>(tx_.limit - seq);
+        for (uint32_t i = 0; i < n; ++i, ++seq) {
             const uint32_t s = static_cast<uint32_t>(seq) & mask_;
-            // acquire: pairs with the receiver's release of ack, so its read of msg (message
-            // seq - K) is complete before we overwrite msg below.
-            if (slots_.ack(s).load(std::memory_order_acquire) + k_ <= seq) break;
             slots_.msg(s) = items[i];
             // release: msg is visible to a receiver that reads ready == seq + 1 with acquire.
             slots_.ready(s).store(seq + 1, std::memory_order_release);
         }
         tx_.seq = seq;
-        if (i != 0)
+        if (n != 0)
             if (Doorbell* b = this->receiver_bell()) b->ring();
-        return i;
+        return n;
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
@@ -109,14 +113,39 @@ public:
     const char* transport() const override { return Layout::kName; }
 
 private:
-    struct alignas(detail::kCacheLine) Cursor {
-        uint64_t seq = 0;  // next message number; private to one side
+    // Sender: reads acks to learn which messages may be written. The receiver consumes in
+    // order, so ack == m + 1 in any slot means every message up to m was consumed and message
+    // m + K may reuse its slot: `limit` = m + 1 + K bounds the messages with a free slot.
+    // The ack of the last message sent (slot seq - 1) frees all K slots at once when the
+    // receiver keeps up, so a sender that is not ahead reads one ack line per K messages, and
+    // the receiver's ack stores find their lines still in its own cache. When the receiver is
+    // behind, the sender tests the ack of each slot it needs next, as the paper's sender does,
+    // until the burst fits or a slot is still taken.
+    void refresh_limit(uint64_t seq, uint32_t n) {
+        // acquire (every ack load): pairs with the receiver's release of ack, so its reads of
+        // the msgs of every message up to m are complete before we overwrite them.
+        const uint64_t recent = slots_.ack(static_cast<uint32_t>(seq - 1) & mask_).load(std::memory_order_acquire);
+        if (recent + k_ > tx_.limit) tx_.limit = recent + k_;
+        while (tx_.limit - seq < n) {
+            // The slot of message `limit` is free once message limit - K was consumed.
+            const uint64_t acked = slots_.ack(static_cast<uint32_t>(tx_.limit) & mask_).load(std::memory_order_acquire);
+            if (acked + k_ <= tx_.limit) break;
+            tx_.limit = acked + k_;
+        }
+    }
+
+    struct alignas(detail::kNoFalseSharing) Sender {
+        uint64_t seq = 0;    // next message number
+        uint64_t limit = 0;  // messages below this number have a free slot
+    };
+    struct alignas(detail::kNoFalseSharing) Receiver {
+        uint64_t seq = 0;  // next message number
     };
     const uint32_t k_;
     const uint32_t mask_;
     Layout slots_;
-    Cursor tx_;  // sender's
-    Cursor rx_;  // receiver's
+    Sender tx_;
+    Receiver rx_;
 };
 
 }  // namespace tp

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <new>
 
+#include "framework/channel/detail/cache_line.hpp"
 #include "framework/channel/detail/node_memory.hpp"
 #include "framework/channel/transport_sm.hpp"
 

@@ -128,6 +128,60 @@ public:
         return nc;
     }
 
+    // `- farm: {...}`: its worker stages are appended to app.pipeline in place.
+    void farm(const YAML::Node& n, AppConfig& app) const {
+        if (!n.IsMap()) fail(n, "farm must be a mapping (workers, dispatch, collect, emitter, worker)");
+        FarmConfig f;
+        f.where = at(file_, n.Mark());
+        YAML::Node worker;
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const std::string k = scalar(it->first, "key");
+            const YAML::Node& v = it->second;
+            if (k == "name") {
+                f.name = scalar(v, "name");
+                if (!valid_name(f.name)) fail(v, "farm name '" + f.name + "' may use only letters, digits, '_' and '-'");
+            } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, 1024));
+            else if (k == "dispatch") {
+                f.dispatch = scalar(v, "dispatch");
+                check_choice(v, "dispatch", f.dispatch, {"round_robin", "on_demand", "flow_hash"});
+            } else if (k == "collect") {
+                f.collect = scalar(v, "collect");
+                check_choice(v, "collect", f.collect, {"unordered", "ordered", "none"});
+            } else if (k == "emitter") {
+                const std::string e = scalar(v, "emitter");
+                if (e != "true" && e != "false") fail(v, "emitter must be true or false");
+                f.emitter = e == "true";
+            } else if (k == "transport") {
+                f.transport = scalar(v, "transport");
+                check_transport(v, f.transport);
+            } else if (k == "queue") {
+                f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+                check_pow2(v, f.queue);
+            } else if (k == "worker") worker = v;
+            else fail(it->first, "unknown farm key '" + k + "' (known: name, workers, dispatch, collect, emitter, transport, queue, worker)");
+        }
+        if (!worker) fail(n, "farm has no 'worker:' (the stages each worker runs)");
+        YAML::Node chain = worker;
+        if (worker.IsMap()) {
+            if (!worker["pipeline"] || worker.size() != 1)
+                fail(worker, "worker must be a list of stages, or {pipeline: [stages]} for one tile per stage");
+            f.worker_pipeline = true;
+            chain = worker["pipeline"];
+        }
+        if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a farm worker needs at least one stage");
+        if (f.collect == "ordered" && !f.emitter)
+            fail(n, "collect: ordered needs the emitter (it numbers the packets the collector restores)");
+        f.first = app.pipeline.size();
+        for (const auto& s : chain) {
+            if (s.IsMap() && s["farm"]) fail(s, "farms do not nest; a worker may run a pipeline of stages");
+            app.pipeline.push_back(node(s));
+            app.pipeline.back().farm = static_cast<int>(app.farms.size());
+        }
+        f.last = app.pipeline.size();
+        app.elements.push_back(PipelineElement{-1, static_cast<int>(app.farms.size())});
+        app.farms.push_back(std::move(f));
+    }
+
     void check_transport(const YAML::Node& n, const std::string& t) const {
         for (const auto& known : transport_names())
             if (known == t) return;
@@ -166,23 +220,46 @@ private:
 };
 
 void check_shape(const AppConfig& app, const Location& where) {
-    const auto& p = app.pipeline;
-    if (p.empty()) throw LocatedError(where, "the pipeline is empty");
-    if (p.front().stage->kind != StageKind::Source)
-        throw LocatedError(p.front().where, "a pipeline starts with a source; '" +
-                                                 p.front().stage->name + "' is a " +
-                                                 stage_kind_name(p.front().stage->kind));
-    if (p.size() < 2 || p.back().stage->kind != StageKind::Sink)
-        throw LocatedError(p.back().where, "a pipeline ends with a sink (e.g. drop, pcap_out); '" +
-                                                p.back().stage->name + "' is a " +
-                                                stage_kind_name(p.back().stage->kind));
-    for (size_t i = 1; i + 1 < p.size(); ++i)
-        if (p[i].stage->kind != StageKind::Processor)
-            throw LocatedError(p[i].where, "'" + p[i].stage->name + "' is a " +
-                                                stage_kind_name(p[i].stage->kind) +
-                                                " and can only stand at the " +
-                                                (p[i].stage->kind == StageKind::Source ? "start" : "end") +
-                                                " of the pipeline");
+    const auto& el = app.elements;
+    if (el.empty()) throw LocatedError(where, "the pipeline is empty");
+    auto kind = [&](size_t node) { return app.pipeline[node].stage->kind; };
+    auto misplaced = [&](size_t node, const char* where_it_goes) {
+        const NodeConfig& n = app.pipeline[node];
+        return LocatedError(n.where, "'" + n.stage->name + "' is a " + stage_kind_name(n.stage->kind) +
+                                         " and can only stand at the " + where_it_goes + " of the pipeline");
+    };
+    if (el.front().node < 0)
+        throw LocatedError(app.farms[static_cast<size_t>(el.front().farm)].where,
+                           "a pipeline starts with a source, not a farm");
+    const NodeConfig& first = app.pipeline[static_cast<size_t>(el.front().node)];
+    if (first.stage->kind != StageKind::Source)
+        throw LocatedError(first.where, "a pipeline starts with a source; '" + first.stage->name + "' is a " +
+                                            stage_kind_name(first.stage->kind));
+    for (size_t i = 0; i < el.size(); ++i) {
+        const bool last = i + 1 == el.size();
+        if (el[i].node >= 0) {
+            const auto n = static_cast<size_t>(el[i].node);
+            if (i > 0 && kind(n) == StageKind::Source) throw misplaced(n, "start");
+            if (!last && kind(n) == StageKind::Sink) throw misplaced(n, "end");
+            continue;
+        }
+        const FarmConfig& f = app.farms[static_cast<size_t>(el[i].farm)];
+        if (!f.emitter && el[i - 1].farm >= 0)
+            throw LocatedError(f.where, "a farm without emitter must follow a single node, which dispatches to its workers");
+        for (size_t n = f.first; n < f.last; ++n) {
+            if (kind(n) == StageKind::Source) throw misplaced(n, "start");
+            const bool sink_ok = last && f.collect == "none" && n + 1 == f.last;
+            if (kind(n) == StageKind::Sink && !sink_ok)
+                throw LocatedError(app.pipeline[n].where,
+                                   "a worker may end with a sink only in the last farm, with collect: none");
+        }
+    }
+    const PipelineElement& end = el.back();
+    const size_t tail = end.node >= 0 ? static_cast<size_t>(end.node) : app.farms[static_cast<size_t>(end.farm)].last - 1;
+    if (el.size() < 2 || kind(tail) != StageKind::Sink)
+        throw LocatedError(app.pipeline[tail].where, "a pipeline ends with a sink (e.g. drop, pcap_out); '" +
+                                                         app.pipeline[tail].stage->name + "' is a " +
+                                                         stage_kind_name(kind(tail)));
 }
 
 void name_nodes(AppConfig& app) {
@@ -195,6 +272,16 @@ void name_nodes(AppConfig& app) {
         std::string name = n.stage->name;
         for (int k = 2; taken.count(name) != 0; ++k) name = n.stage->name + "_" + std::to_string(k);
         n.name = name;
+        taken.insert(name);
+    }
+    for (auto& f : app.farms)
+        if (!f.name.empty() && !taken.insert(f.name).second)
+            throw LocatedError(f.where, "duplicate name '" + f.name + "'");
+    for (auto& f : app.farms) {
+        if (!f.name.empty()) continue;
+        std::string name = "farm";
+        for (int k = 2; taken.count(name) != 0; ++k) name = "farm_" + std::to_string(k);
+        f.name = name;
         taken.insert(name);
     }
 }
@@ -266,7 +353,15 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     }
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
     if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
-    for (const auto& n : pipeline) app.pipeline.push_back(r.node(n));
+    for (const auto& n : pipeline) {
+        if (n.IsMap() && n["farm"]) {
+            if (n.size() != 1) r.fail(n, "a farm entry holds only the 'farm:' key");
+            r.farm(n["farm"], app);
+            continue;
+        }
+        app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
+        app.pipeline.push_back(r.node(n));
+    }
     check_shape(app, at(file, pipeline.Mark()));
     name_nodes(app);
     finalize(app);

@@ -11,6 +11,12 @@
 //     - stage: pcap             # reserved keys: stage, name, transport, queue, tile
 //       name: src               # default: the stage name (then name_2, name_3, ...)
 //       file: capture.pcap      # every other key is a stage parameter
+//     - farm:                   # emitter -> workers -> collector
+//         workers: 4
+//         dispatch: flow_hash   # round_robin | on_demand | flow_hash
+//         collect: ordered      # unordered | ordered | none
+//         worker:               # the chain every worker runs on each packet
+//           - stage: pass
 //     - stage: drop
 //
 // Every error is a LocatedError `file:line:col: message`, raised before EAL starts.
@@ -39,6 +45,29 @@ struct NodeConfig {
     std::string transport;               // of the link into this node; empty = app default
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
+    int farm = -1;                       // index into AppConfig::farms when a worker stage
+};
+
+// A run-to-completion farm: emitter -> W workers (each runs the whole chain of stages
+// pipeline[first, last) on every packet, or, with `worker: {pipeline: [...]}`, each of those
+// stages on its own tile) -> collector.
+struct FarmConfig {
+    std::string name;
+    Location where;
+    size_t first = 0, last = 0;
+    uint32_t workers = 2;
+    std::string dispatch = "round_robin";  // round_robin | on_demand | flow_hash
+    std::string collect = "unordered";     // unordered | ordered | none
+    bool emitter = true;                   // false: the upstream node dispatches (RSS style)
+    bool worker_pipeline = false;
+    std::string transport;                 // links inside the farm; empty = app default
+    uint32_t queue = 0;
+};
+
+// One entry of the top-level pipeline: a stage node or a farm.
+struct PipelineElement {
+    int node = -1;  // index into AppConfig::pipeline
+    int farm = -1;  // index into AppConfig::farms
 };
 
 struct PoolConfig {
@@ -57,7 +86,9 @@ struct AppConfig {
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact
-    std::vector<NodeConfig> pipeline;
+    std::vector<NodeConfig> pipeline;      // every stage node, farm workers' stages in place
+    std::vector<FarmConfig> farms;
+    std::vector<PipelineElement> elements; // the top-level pipeline, in order
 
     NodeConfig* find_node(const std::string& name);
 };

@@ -1,6 +1,6 @@
-// AppPlan: where an app will run, decided before anything starts — its topology, the tile of
-// each node, the links between nodes with their hop counts, and the thread (and CPU) of each
-// tile. `tilepipe topo` prints it; AppRunner executes it. Placement problems (a reserved or
+// AppPlan: where an app will run, decided before anything starts — its graph (farms
+// expanded), its topology, the tile of each graph node, the links between nodes with their
+// hop counts, and the thread (and CPU) of each tile. `tilepipe topo` prints it; AppRunner executes it. Placement problems (a reserved or
 // taken tile, more nodes than usable tiles) are config errors located at the node.
 #pragma once
 
@@ -8,21 +8,23 @@
 #include <vector>
 
 #include "framework/config/app_config.hpp"
+#include "framework/graph/app_graph.hpp"
 #include "framework/topology/placement.hpp"
 #include "framework/topology/topology.hpp"
 
 namespace tp {
 
 struct PlannedLink {
-    size_t from = 0, to = 0;  // node indices
+    size_t from = 0, to = 0;  // graph node indices
     std::string transport;
     uint32_t capacity = 0;
     int hops = 0;
 };
 
 struct AppPlan {
+    AppGraph graph;
     Topology topology;
-    std::vector<int> tile_of_node;
+    std::vector<int> tile_of_node;  // per graph node
     std::vector<PlannedLink> links;
     ThreadMap threads;
     size_t cpus = 0;  // CPUs available to the app

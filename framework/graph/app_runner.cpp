@@ -23,98 +23,109 @@ uint32_t round_to_pool_size(uint64_t n) {
     return static_cast<uint32_t>(p - 1);
 }
 
-uint32_t link_capacity(const AppConfig& app, const NodeConfig& n) {
-    return n.queue != 0 ? n.queue : app.queue;
-}
 }  // namespace
 
-uint32_t default_pool_mbufs(const AppConfig& app, size_t threads) {
+uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan) {
     uint64_t need = 1024;  // slack for mbufs a stage holds across bursts (reorder, batching)
-    for (size_t i = 1; i < app.pipeline.size(); ++i) need += link_capacity(app, app.pipeline[i]);
-    need += app.pipeline.size() * 2 * kBurstMax;               // one burst in hand per node
-    need += (threads + 1) * uint64_t(app.pool.cache) * 3 / 2;  // per-lcore caches fill to 1.5x
+    for (const GraphEdge& e : plan.graph.edges) need += e.capacity;
+    need += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
+    need += (plan.threads.cpu_of_thread.size() + 1) * uint64_t(app.pool.cache) * 3 / 2;  // lcore caches
     return round_to_pool_size(need);
 }
 
-EalOptions eal_options_for(const AppConfig& app) {
+EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     EalOptions o;
     MbufPoolSpec spec;
-    spec.mbufs = app.pool.mbufs != 0 ? app.pool.mbufs
-                                     : default_pool_mbufs(app, std::max<size_t>(app.pipeline.size(), 1));
+    spec.mbufs = app.pool.mbufs != 0 ? app.pool.mbufs : default_pool_mbufs(app, plan);
     spec.cache = app.pool.cache;
     spec.data_room = static_cast<uint16_t>(app.pool.data_room);
     o.memory_bytes = MbufPool::footprint(spec);
-    for (const auto& n : app.pipeline)
-        if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(n.params);
+    for (const GraphNode& g : plan.graph.nodes)
+        for (size_t i : g.stages) {
+            const NodeConfig& n = app.pipeline[i];
+            if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(n.params);
+        }
     return o;
 }
 
 AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
+    const AppGraph& g = plan_.graph;
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
     IdleBackoff backoff;
     if (plan_.oversubscribed()) backoff.spin_rounds = 0;  // CPUs are shared: never spin
     scheduler_ = std::make_unique<Scheduler>(thread_cpus, backoff);
-    for (size_t i = 0; i < app_.pipeline.size(); ++i)
-        nodes_.push_back(Node{&app_.pipeline[i], nullptr, nullptr, plan_.threads.thread_of_node[i]});
 
     MbufPoolSpec spec;
     spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
-    spec.mbufs = app_.pool.mbufs != 0 ? app_.pool.mbufs : default_pool_mbufs(app_, thread_cpus.size());
+    spec.mbufs = app_.pool.mbufs != 0 ? app_.pool.mbufs : default_pool_mbufs(app_, plan_);
     spec.cache = app_.pool.cache;
     spec.data_room = static_cast<uint16_t>(app_.pool.data_room);
     pool_ = std::make_unique<MbufPool>(spec);
 
     uint8_t source_port = 0;
-    for (auto& n : nodes_) {
-        const NodeConfig& nc = *n.config;
-        n.stage = nc.stage->create(nc.params);
-        StageEnv env;
-        env.pool = pool_.get();
-        env.node_name = nc.name;
-        env.socket = -1;
-        if (n.stage->kind() == StageKind::Source) env.port = source_port++;
-        n.stage->open(env);
+    std::vector<std::vector<Stage*>> chains(g.nodes.size());
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        for (size_t i : g.nodes[n].stages) {
+            const NodeConfig& nc = app_.pipeline[i];
+            instances_.push_back(Instance{&nc, n, nc.stage->create(nc.params)});
+            Stage& st = *instances_.back().stage;
+            StageEnv env;
+            env.pool = pool_.get();
+            env.node_name = nc.name;
+            if (st.kind() == StageKind::Source) env.port = source_port++;
+            st.open(env);
+            chains[n].push_back(&st);
+        }
     }
 
-    // Link i feeds node i (i >= 1) from node i - 1.
-    links_.resize(nodes_.size());
-    for (const PlannedLink& l : plan_.links) {
-        const size_t i = l.to;
-        const NodeConfig& nc = *nodes_[i].config;
+    for (size_t e = 0; e < g.edges.size(); ++e) {
+        const GraphEdge& edge = g.edges[e];
         ChannelSpec cs;
-        cs.transport = l.transport;
-        cs.capacity = l.capacity;
+        cs.transport = edge.transport;
+        cs.capacity = edge.capacity;
         try {
-            links_[i] = make_desc_channel(cs);
-        } catch (const std::invalid_argument& e) {
-            throw LocatedError(nc.where, e.what());
+            links_.push_back(make_desc_channel(cs));
+        } catch (const std::invalid_argument& ex) {
+            throw LocatedError(g.nodes[edge.to].where, ex.what());
         }
-        const size_t from = nodes_[i - 1].thread, to = nodes_[i].thread;
-        if (from != to) links_[i]->set_bells(scheduler_->bell(from), scheduler_->bell(to));
+        const size_t from = plan_.threads.thread_of_node[edge.from], to = plan_.threads.thread_of_node[edge.to];
+        if (from != to) links_.back()->set_bells(scheduler_->bell(from), scheduler_->bell(to));
     }
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        Channel<PacketDesc>* in = i > 0 ? links_[i].get() : nullptr;
-        Channel<PacketDesc>* out = i + 1 < nodes_.size() ? links_[i + 1].get() : nullptr;
-        nodes_[i].task = std::make_unique<NodeTask>(nodes_[i].stage.get(), in, out);
-        scheduler_->add_task(nodes_[i].thread, nodes_[i].task.get());
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        NodeTaskSpec ts;
+        ts.chain = chains[n];
+        for (size_t e : g.inputs_of(n)) ts.inputs.push_back(links_[e].get());
+        for (size_t e : g.outputs_of(n)) ts.outputs.push_back(links_[e].get());
+        ts.dispatch = ts.outputs.size() > 1 ? g.nodes[n].dispatch : Dispatch::Single;
+        ts.stamp_sequence = g.nodes[n].stamp_sequence;
+        ts.report_drops = g.nodes[n].report_drops;
+        if (g.nodes[n].reorder) {
+            // Bound on numbers in flight: everything the farm's queues and bursts can hold.
+            uint64_t window = 4 * kBurstMax;
+            for (const GraphEdge& edge : g.edges) window += edge.capacity + kBurstMax;
+            ts.reorder_window = static_cast<uint32_t>(window);
+        }
+        tasks_.push_back(std::make_unique<NodeTask>(std::move(ts)));
+        scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
     }
 }
 
 AppRunner::~AppRunner() {
     scheduler_->join();
     // Stages go first: they may hold mbufs of the pool (templates, tables).
-    nodes_.clear();
+    tasks_.clear();
+    instances_.clear();
     links_.clear();
 }
 
 std::string AppRunner::progress_line(double seconds) const {
     uint64_t packets = 0, bytes = 0;
-    for (const auto& n : nodes_)
-        if (n.stage->kind() == StageKind::Source) {
-            packets += n.stage->stats().out.get();
-            bytes += n.stage->stats().bytes_out.get();
+    for (const auto& in : instances_)
+        if (in.stage->kind() == StageKind::Source) {
+            packets += in.stage->stats().out.get();
+            bytes += in.stage->stats().bytes_out.get();
         }
     char line[160];
     std::snprintf(line, sizeof line, "%7.1f s %14llu packets %9.3f Mpps %9.3f Gb/s", seconds,
@@ -141,22 +152,28 @@ RunReport AppRunner::run(const RunOptions& opts) {
 }
 
 RunReport AppRunner::collect(double seconds) const {
+    const AppGraph& g = plan_.graph;
     RunReport r;
     r.app = app_.name;
     r.seconds = seconds;
     r.topology = plan_.topology.name();
     r.threads = scheduler_->threads();
     for (const PlannedLink& l : plan_.links)
-        r.channels.push_back(ChannelReport{nodes_[l.from].config->name, nodes_[l.to].config->name,
-                                           l.transport, l.capacity, l.hops});
-    for (const auto& n : nodes_) {
-        const StageStats& st = n.stage->stats();
+        r.channels.push_back(ChannelReport{g.nodes[l.from].name, g.nodes[l.to].name, l.transport, l.capacity, l.hops});
+    for (const Instance& in : instances_) {
+        const StageStats& st = in.stage->stats();
+        const GraphNode& node = g.nodes[in.node];
         StageReport s;
-        s.name = n.config->name;
-        s.stage = n.config->stage->name;
-        s.kind = stage_kind_name(n.stage->kind());
-        s.cpu = scheduler_->cpu(n.thread);
-        const TileXY xy = plan_.topology.xy(plan_.tile_of_node[static_cast<size_t>(&n - nodes_.data())]);
+        // A node running one stage is named for it (parse, farm.0.pass); a worker's chain lists
+        // its stages under the node (farm.0/acl).
+        const std::string& cn = in.config->name;
+        const bool named_for_it = node.stages.size() == 1 && node.name.size() >= cn.size() &&
+                                  node.name.compare(node.name.size() - cn.size(), cn.size(), cn) == 0;
+        s.name = named_for_it ? node.name : node.name + "/" + cn;
+        s.stage = in.config->stage->name;
+        s.kind = stage_kind_name(in.stage->kind());
+        s.cpu = scheduler_->cpu(plan_.threads.thread_of_node[in.node]);
+        const TileXY xy = plan_.topology.xy(plan_.tile_of_node[in.node]);
         s.tile_x = xy.x;
         s.tile_y = xy.y;
         s.in = st.in.get();
@@ -164,18 +181,18 @@ RunReport AppRunner::collect(double seconds) const {
         s.drops = st.drops.get();
         s.bytes = st.bytes_out.get();
         s.cycles = st.cycles.get();
-        // Busy: the share of the run this node spent in produce()/process() rather than polling
-        // empty inputs or waiting for room.
+        // Busy: the share of the run this stage spent in produce()/process() rather than
+        // polling empty inputs or waiting for room.
         s.busy = seconds > 0 ? double(s.cycles) / (seconds * double(rte_get_tsc_hz())) : 0.0;
-        for (size_t i = 0; i < n.stage->drop_reasons().size(); ++i)
-            s.drop_reasons[n.stage->drop_reasons()[i]] = st.reason[i].get();
-        for (size_t i = 0; i < n.stage->events().size(); ++i)
-            s.events[n.stage->events()[i]] = st.event[i].get();
-        if (n.stage->kind() == StageKind::Source) {
+        for (size_t i = 0; i < in.stage->drop_reasons().size(); ++i)
+            s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
+        for (size_t i = 0; i < in.stage->events().size(); ++i)
+            s.events[in.stage->events()[i]] = st.event[i].get();
+        if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
         }
-        if (n.stage->kind() == StageKind::Sink) r.delivered += s.out;
+        if (in.stage->kind() == StageKind::Sink) r.delivered += s.out;
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }

@@ -28,11 +28,11 @@ struct RunOptions {
     std::function<void(const std::string&)> progress;
 };
 
-// EAL settings the app needs: memory for its pools, PCI only if a stage asks for it.
-EalOptions eal_options_for(const AppConfig& app);
+// EAL settings the app needs: memory for its pools and stages.
+EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan);
 
-// Pool size the app gets when `pool.mbufs` is not given.
-uint32_t default_pool_mbufs(const AppConfig& app, size_t threads);
+// Pool size the app gets when `pool.mbufs` is not given: room for every queue full.
+uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan);
 
 class AppRunner {
 public:
@@ -47,11 +47,11 @@ public:
     size_t threads() const { return scheduler_->threads(); }
 
 private:
-    struct Node {
+    // One stage instance on one graph node (a farm's stages exist once per worker).
+    struct Instance {
         const NodeConfig* config;
+        size_t node;  // graph node
         std::unique_ptr<Stage> stage;
-        std::unique_ptr<NodeTask> task;
-        size_t thread = 0;
     };
     RunReport collect(double seconds) const;
     std::string progress_line(double seconds) const;
@@ -59,8 +59,9 @@ private:
     AppConfig app_;
     AppPlan plan_;
     std::unique_ptr<MbufPool> pool_;
-    std::vector<Node> nodes_;
-    std::vector<std::unique_ptr<Channel<PacketDesc>>> links_;
+    std::vector<Instance> instances_;
+    std::vector<std::unique_ptr<NodeTask>> tasks_;  // per graph node
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> links_;  // per graph edge
     std::unique_ptr<Scheduler> scheduler_;
 };
 

@@ -1,7 +1,9 @@
 #include "framework/runtime/node_task.hpp"
 
 #include <rte_cycles.h>
+#include <rte_prefetch.h>
 
+#include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
@@ -12,80 +14,195 @@ uint64_t burst_bytes(const Burst& b) {
     for (const auto& d : b) bytes += frame_length(d);
     return bytes;
 }
+
+// Outputs of `n` among `w` without a division: the high half of hash x w.
+inline uint32_t pick(uint32_t hash, uint32_t w) {
+    return static_cast<uint32_t>((uint64_t(hash) * w) >> 32);
+}
 }  // namespace
 
-bool NodeTask::flush_pending() {
-    const uint16_t left = pending_.n - pending_at_;
-    const uint32_t sent = out_->try_send_burst(pending_.d + pending_at_, left);
-    pending_at_ += static_cast<uint16_t>(sent);
-    if (pending_at_ == pending_.n) pending_.n = pending_at_ = 0;
-    return sent > 0;
+NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
+    is_source_ = !s_.chain.empty() && s_.chain.front()->kind() == StageKind::Source;
+    ends_in_sink_ = !s_.chain.empty() && s_.chain.back()->kind() == StageKind::Sink;
+    out_.resize(s_.outputs.size());
+    out_at_.assign(s_.outputs.size(), 0);
+    if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
+    if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
+}
+
+bool NodeTask::pending() const {
+    if (any_.n != 0) return true;
+    for (const Burst& b : out_)
+        if (b.n != 0) return true;
+    return false;
+}
+
+bool NodeTask::flush() {
+    bool moved = false;
+    for (size_t o = 0; o < out_.size(); ++o) {
+        Burst& b = out_[o];
+        if (b.n == 0) continue;
+        const uint32_t sent = s_.outputs[o]->try_send_burst(b.d + out_at_[o], b.n - out_at_[o]);
+        out_at_[o] = static_cast<uint16_t>(out_at_[o] + sent);
+        moved |= sent > 0;
+        if (out_at_[o] == b.n) b.n = out_at_[o] = 0;
+    }
+    // on_demand: whatever is left goes to any output with room, starting after the last one.
+    const size_t w = s_.outputs.size();
+    for (size_t k = 0; k < w && any_.n != 0; ++k) {
+        const size_t o = (next_output_ + k) % w;
+        const uint32_t sent = s_.outputs[o]->try_send_burst(any_.d + any_at_, any_.n - any_at_);
+        any_at_ = static_cast<uint16_t>(any_at_ + sent);
+        moved |= sent > 0;
+        if (sent > 0) next_output_ = (o + 1) % w;
+        if (any_at_ == any_.n) any_.n = any_at_ = 0;
+    }
+    return moved;
+}
+
+void NodeTask::dispatch(const Burst& b) {
+    if (b.n == 0) return;
+    switch (s_.dispatch) {
+        case Dispatch::Single:
+            out_[0] = b;
+            break;
+        case Dispatch::RoundRobin:
+            out_[next_output_] = b;
+            next_output_ = (next_output_ + 1) % out_.size();
+            break;
+        case Dispatch::OnDemand:
+            any_ = b;
+            break;
+        case Dispatch::FlowHash: {
+            const auto w = static_cast<uint32_t>(out_.size());
+            for (const PacketDesc& d : b) {
+                Burst& to = out_[pick(d.flow_hash, w)];
+                to.d[to.n++] = d;
+            }
+            break;
+        }
+    }
+    flush();
+}
+
+bool NodeTask::inputs_exhausted() {
+    for (auto* in : s_.inputs)
+        if (!in->closed()) return false;
+    return true;
+}
+
+bool NodeTask::take(Burst& b) {
+    b.n = 0;
+    if (window_) {  // in-order packets already waiting go first
+        b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
+        if (b.n != 0) return true;
+    }
+    const size_t k = s_.inputs.size();
+    for (size_t i = 0; i < k; ++i) {
+        const size_t at = (next_input_ + i) % k;
+        const uint32_t n = s_.inputs[at]->try_recv_burst(b.d, kBurstMax);
+        if (n == 0) continue;
+        next_input_ = (at + 1) % k;
+        b.n = static_cast<uint16_t>(n);
+        if (!window_) return true;
+        for (uint16_t j = 0; j < b.n; ++j) {
+            const PacketDesc& d = b.d[j];
+            window_->insert(d.mbuf != nullptr ? packet_sequence(d.mbuf, seq_offset_) : d.flow_hash, d);
+        }
+        b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
+        return true;  // something was received even if nothing is in order yet
+    }
+    return false;
+}
+
+void NodeTask::run_chain(Burst& b, size_t from) {
+    for (size_t i = from; i < s_.chain.size(); ++i) {
+        if (b.n == 0) return;
+        Stage* st = s_.chain[i];
+        StageStats& c = st->stats();
+        const uint16_t n = b.n;
+        c.in.add(n);
+        c.bursts.inc();
+        const uint64_t drops_before = c.drops.get();
+        const uint64_t bytes = st->kind() == StageKind::Sink ? burst_bytes(b) : 0;
+        const uint64_t t0 = rte_rdtsc();
+        st->process(b);
+        c.cycles.add(rte_rdtsc() - t0);
+        if (st->kind() == StageKind::Sink) {
+            c.out.add(n - (c.drops.get() - drops_before));
+            c.bytes_out.add(bytes);
+            b.n = 0;
+        } else {
+            c.out.add(b.n);
+        }
+    }
+}
+
+void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
+    // Remember the numbers in hand; stages keep survivors in order, so a merge walk finds the
+    // numbers they dropped, which leave as holes for the collector.
+    uint32_t seqs[kBurstMax];
+    const uint16_t n = b.n;
+    for (uint16_t j = 0; j < n; ++j) seqs[j] = packet_sequence(b.d[j].mbuf, seq_offset_);
+    Burst kept = b;
+    run_chain(kept, from);
+    uint16_t k = 0;
+    b.n = 0;
+    for (uint16_t j = 0; j < n; ++j) {
+        if (k < kept.n && packet_sequence(kept.d[k].mbuf, seq_offset_) == seqs[j]) b.d[b.n++] = kept.d[k++];
+        else b.d[b.n++] = PacketDesc{nullptr, seqs[j], 0, 0, 0};
+    }
 }
 
 void NodeTask::finish() {
-    stage_->close();
-    if (out_ != nullptr) out_->close();
+    for (Stage* st : s_.chain) st->close();
+    for (auto* out : s_.outputs) out->close();
     done_ = true;
 }
 
 bool NodeTask::poll() {
     if (done_) return false;
     bool progress = false;
-    if (pending_.n != 0) {
-        progress = flush_pending();
-        if (pending_.n != 0) return progress;  // downstream still full: back-pressure
+    if (pending()) {
+        progress = flush();
+        if (pending()) return progress;  // downstream still full: back-pressure
     }
-
-    StageStats& st = stage_->stats();
-    Burst& b = pending_;
-    if (stage_->kind() == StageKind::Source) {
+    Burst b;
+    size_t first = 0;
+    if (is_source_) {
+        Stage& src = *s_.chain.front();
         if (stop_requested()) {
             finish();
             return true;
         }
         const uint64_t t0 = rte_rdtsc();
-        const SourceStatus s = stage_->produce(b);
-        st.cycles.add(rte_rdtsc() - t0);
-        if (s == SourceStatus::Done && b.n == 0) {
+        const SourceStatus st = src.produce(b);
+        src.stats().cycles.add(rte_rdtsc() - t0);
+        if (st == SourceStatus::Done && b.n == 0) {
             finish();
             return true;
         }
         if (b.n == 0) return progress;
-        st.out.add(b.n);
-        st.bytes_out.add(burst_bytes(b));
-        st.bursts.inc();
-    } else {
-        uint32_t n = in_->try_recv_burst(b.d, kBurstMax);
-        if (n == 0) {
-            if (!in_->closed()) return progress;
-            // closed() was read with acquire after the sender's last send: one more receive
-            // sees everything that was sent.
-            n = in_->try_recv_burst(b.d, kBurstMax);
-            if (n == 0) {
-                finish();
-                return true;
-            }
-        }
-        b.n = static_cast<uint16_t>(n);
-        st.in.add(n);
-        st.bursts.inc();
-        const uint64_t drops_before = st.drops.get();
-        if (stage_->kind() == StageKind::Sink) {
-            const uint64_t bytes = burst_bytes(b);
-            const uint64_t t0 = rte_rdtsc();
-            stage_->process(b);
-            st.cycles.add(rte_rdtsc() - t0);
-            st.out.add(n - (st.drops.get() - drops_before));
-            st.bytes_out.add(bytes);
-            b.n = 0;
+        src.stats().out.add(b.n);
+        src.stats().bytes_out.add(burst_bytes(b));
+        src.stats().bursts.inc();
+        first = 1;
+    } else if (!take(b)) {
+        // closed() is read with acquire after each sender's last send: one more look sees
+        // everything that was sent.
+        if (!inputs_exhausted() || take(b)) {
+            if (b.n == 0) return progress;
+        } else {
+            finish();
             return true;
         }
-        const uint64_t t0 = rte_rdtsc();
-        stage_->process(b);
-        st.cycles.add(rte_rdtsc() - t0);
-        st.out.add(b.n);
     }
-    if (b.n != 0) flush_pending();
+
+    if (s_.report_drops) run_chain_reporting_drops(b, first);
+    else run_chain(b, first);
+    if (s_.stamp_sequence)
+        for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
+    if (!s_.outputs.empty()) dispatch(b);
     return true;
 }
 

@@ -1,38 +1,69 @@
-// NodeTask: one node of an app as the runtime polls it: an optional input channel, a stage,
-// an optional output channel.
+// NodeTask: one graph node as the runtime polls it — input channels, a chain of stages run to
+// completion on each burst, and output channels chosen by a dispatch policy.
 //
-// poll() never blocks: it flushes descriptors the output refused last time, then takes one
-// burst (from the source or the input channel), runs the stage on it once, and offers the
-// result downstream. End of stream: a source returning Done, or an input that is closed and
-// drained, closes the stage and then the output channel, so the end travels down the graph
-// after the last packet. Counters are the stage's own (single writer: the tile running it).
+// poll() never blocks: it first offers downstream what the outputs refused last time (nothing
+// new is taken while anything is pending: back-pressure), then takes one burst — from the
+// source stage, or from the inputs in turn (fair: the scan starts after the input served
+// last) — runs every stage of the chain on it once, and hands it to the outputs.
+// End of stream: a source returning Done, or every input closed and drained, closes the
+// stages and then every output, so the end travels after the last packet.
+// Ordered farms: the emitter numbers packets (mbuf dynfield), the last worker node reports the
+// numbers its stages dropped as hole markers (mbuf == nullptr, number in flow_hash), and the
+// collector releases packets in number order through a ReorderWindow.
+// Counters are the stages' own (single writer: the tile running this task).
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include "descriptors/burst.hpp"
 #include "framework/channel/channel.hpp"
+#include "framework/graph/app_graph.hpp"
+#include "framework/runtime/reorder_window.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
 
+struct NodeTaskSpec {
+    std::vector<Stage*> chain;  // may be empty (emitter, collector)
+    std::vector<Channel<PacketDesc>*> inputs;
+    std::vector<Channel<PacketDesc>*> outputs;
+    Dispatch dispatch = Dispatch::Single;
+    bool stamp_sequence = false;
+    bool report_drops = false;
+    uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
+};
+
 class NodeTask {
 public:
-    NodeTask(Stage* stage, Channel<PacketDesc>* in, Channel<PacketDesc>* out)
-        : stage_(stage), in_(in), out_(out) {}
+    explicit NodeTask(NodeTaskSpec spec);
 
     // True when it moved at least one packet or reached end of stream.
     bool poll();
     bool done() const { return done_; }
-    Stage& stage() { return *stage_; }
 
 private:
-    bool flush_pending();
+    bool take(Burst& b);          // a burst from the source or the inputs; false if none
+    bool inputs_exhausted();
+    void run_chain(Burst& b, size_t from);
+    void run_chain_reporting_drops(Burst& b, size_t from);
+    void dispatch(const Burst& b);
+    bool flush();                 // offers pending bursts; true if anything moved
+    bool pending() const;
     void finish();
 
-    Stage* stage_;
-    Channel<PacketDesc>* in_;
-    Channel<PacketDesc>* out_;
-    Burst pending_;          // descriptors waiting for room downstream
-    uint16_t pending_at_ = 0;
+    NodeTaskSpec s_;
+    bool is_source_ = false;
+    bool ends_in_sink_ = false;
+    size_t next_input_ = 0;
+    size_t next_output_ = 0;      // round_robin / on_demand position
+    std::vector<Burst> out_;      // per output: descriptors it has not accepted yet
+    std::vector<uint16_t> out_at_;
+    Burst any_;                   // on_demand: descriptors no output had room for
+    uint16_t any_at_ = 0;
+    uint32_t next_sequence_ = 0;
+    int seq_offset_ = -1;
+    std::unique_ptr<ReorderWindow> window_;
     bool done_ = false;
 };
 

@@ -42,8 +42,8 @@ TEST(AppConfig, ParametersAreTypedAndDefaultsFilled) {
 }
 
 TEST(AppConfig, UnknownStageNamesItsPosition) {
-    EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n  - stage: nope\n  - drop\n").substr(0, 45),
-              "app.yaml:3:12: unknown stage 'nope' (known: d");
+    EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n  - stage: nope\n  - drop\n").substr(0, 44),
+              "app.yaml:3:12: unknown stage 'nope' (known: ");
 }
 
 TEST(AppConfig, UnknownParameterPointsAtTheKey) {
@@ -118,6 +118,40 @@ TEST(AppConfig, SetOverridesAParameterAndIsCheckedLikeTheFile) {
     }
     EXPECT_THROW(apply_set(app, "synth.bogus=1"), LocatedError);
     EXPECT_THROW(apply_set(app, "synth=1"), LocatedError);
+}
+
+TEST(AppConfig, FarmWorkersAreStagesInPlaceAndNamed) {
+    const AppConfig app = parse_app_config(
+        "pipeline:\n  - synth\n  - farm:\n      workers: 3\n      dispatch: flow_hash\n"
+        "      worker:\n        - pass\n        - stage: parse\n  - drop\n",
+        "f.yaml");
+    ASSERT_EQ(app.farms.size(), 1u);
+    const FarmConfig& f = app.farms[0];
+    EXPECT_EQ(f.name, "farm");
+    EXPECT_EQ(f.workers, 3u);
+    EXPECT_EQ(f.dispatch, "flow_hash");
+    EXPECT_EQ(f.collect, "unordered");
+    EXPECT_EQ(f.last - f.first, 2u);
+    EXPECT_EQ(app.pipeline[f.first].name, "pass");
+    EXPECT_EQ(app.pipeline[f.first].farm, 0);
+    EXPECT_EQ(app.elements.size(), 3u);
+}
+
+TEST(AppConfig, FarmMistakesAreLocated) {
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm:\n      workers: 0\n      worker: [pass]\n  - drop\n"),
+              "app.yaml:4:16: workers must be between 1 and 1024, got 0");
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm:\n      dispatch: random\n      worker: [pass]\n  - drop\n")
+                  .rfind("app.yaml:4:17: unknown dispatch 'random'", 0),
+              0u);
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm:\n      workers: 2\n  - drop\n"),
+              "app.yaml:4:7: farm has no 'worker:' (the stages each worker runs)");
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm:\n      emitter: false\n      collect: ordered\n"
+                       "      worker: [pass]\n  - drop\n")
+                  .rfind("app.yaml:4:7: collect: ordered needs the emitter", 0),
+              0u);
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - farm:\n      worker: [drop]\n  - drop\n").find(
+                  "a worker may end with a sink only in the last farm, with collect: none"),
+              std::string::npos);
 }
 
 TEST(AppConfig, PcapOverrideReplacesTheSourceAndKeepsItsName) {

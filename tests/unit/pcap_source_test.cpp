@@ -1,8 +1,10 @@
 // The `pcap` source: what a user relies on when replaying a capture.
 //
 // Every shared capture is checked against tcpdump, the reference reader: where tcpdump reads an
-// Ethernet capture the source replays the same frames, byte for byte; where tcpdump fails the
-// source refuses with a one-line message naming the file (and the record at fault).
+// Ethernet capture the source replays the same frames, byte for byte; a Linux cooked, raw IP or
+// loopback capture replays the same packets behind a synthetic Ethernet header that `parse`
+// reads; where tcpdump fails the source refuses with a one-line message naming the file (and
+// the record at fault).
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
 #include <rte_mbuf.h>
@@ -22,6 +24,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/capture_file.hpp"
+#include "stages/parse.hpp"
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 
@@ -348,6 +351,54 @@ std::vector<std::string> shared_captures() {
     return names;
 }
 
+// Bytes of link header a non-Ethernet capture's frames start with, by tcpdump's link-type
+// name; -1 for link types the source refuses.
+int link_header_bytes(const std::string& link_type) {
+    if (link_type == "LINUX_SLL") return 16;
+    if (link_type == "LINUX_SLL2") return 20;
+    if (link_type == "RAW" || link_type == "IPV4" || link_type == "IPV6") return 0;
+    if (link_type == "NULL" || link_type == "LOOP") return 4;
+    return -1;
+}
+
+// A normalised capture replays tcpdump's packets, each its link header replaced by 14 bytes of
+// Ethernet, and `parse` finds IPv4 or IPv6 exactly where the packet's IP version nibble says.
+void expect_normalised_replay(const std::string& path, const TcpdumpVerdict& tcpdump, int link_header) {
+    PcapSource src(pcap_params({{"file", path}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    EXPECT_FALSE(src.truncated());
+    EXPECT_EQ(src.template_packets(), tcpdump.packets);
+    const Replay r = drain(src, true);
+    ASSERT_EQ(r.packets, tcpdump.packets);
+    ASSERT_EQ(r.frames.size(), tcpdump.frames.size());
+    uint64_t ip = 0;
+    for (size_t i = 0; i < r.frames.size(); ++i) {
+        SCOPED_TRACE("record " + std::to_string(i + 1));
+        const std::string& original = tcpdump.frames[i];
+        ASSERT_GE(original.size(), size_t(link_header));
+        const std::string packet = original.substr(link_header);
+        ASSERT_EQ(r.frames[i].size(), 14 + packet.size());
+        EXPECT_EQ(r.frames[i].substr(14), packet);
+        EXPECT_EQ(r.frames[i].substr(0, 6), std::string(6, '\0')) << "destination MAC";
+        const auto* bytes = reinterpret_cast<const uint8_t*>(r.frames[i].data());
+        const ParseResult parsed = parse_headers(bytes, static_cast<uint32_t>(r.frames[i].size()));
+        const int version = packet.empty() ? 0 : static_cast<uint8_t>(packet[0]) >> 4;
+        const uint16_t ether_type = static_cast<uint16_t>(bytes[12] << 8 | bytes[13]);
+        if (ether_type == 0x0800 || ether_type == 0x86dd) {
+            ++ip;
+            EXPECT_EQ(version, ether_type == 0x0800 ? 4 : 6);
+            EXPECT_EQ(parsed.type & ptype::kL3Mask, version == 4 ? ptype::kL3Ipv4 : ptype::kL3Ipv6);
+        } else {
+            EXPECT_EQ(parsed.type & ptype::kL3Mask, ptype::kL3Other);
+        }
+    }
+    EXPECT_GT(ip, 0u) << "no packet was seen as IP";
+    src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
 class SharedCapture : public PcapSourceTest, public testing::WithParamInterface<std::string> {};
 
 TEST(SharedCaptures, AreAllPresent) { EXPECT_GE(shared_captures().size(), 40u); }
@@ -374,11 +425,15 @@ TEST_P(SharedCapture, ReplaysWhatTcpdumpReadsAndRefusesWhatItRejects) {
         EXPECT_EQ(std::string(e.what()), path + ": " + tcpdump.reason());
         return;
     }
-    if (tcpdump.link_type != "EN10MB") {
+    if (tcpdump.link_type != "EN10MB" && link_header_bytes(tcpdump.link_type) < 0) {
         const LocatedError e = refusal({{"file", path}});
         const std::string expected_start = path + ": link type " + tcpdump.link_type + " (";
         EXPECT_EQ(std::string(e.what()).rfind(expected_start, 0), 0u) << e.what();
-        EXPECT_NE(std::string(e.what()).find(") is not supported (supported: EN10MB)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(") is not supported (supported: EN10MB, LINUX_SLL, "), std::string::npos) << e.what();
+        return;
+    }
+    if (tcpdump.link_type != "EN10MB") {
+        expect_normalised_replay(path, tcpdump, link_header_bytes(tcpdump.link_type));
         return;
     }
     const bool cut_short = tcpdump.stderr_text.find("truncated dump file") != std::string::npos;
@@ -651,10 +706,79 @@ TEST_F(PcapSourceTest, AnUnsupportedVersionIsRefused) {
     EXPECT_EQ(std::string(refusal({{"file", path}}).what()), path + ": archaic pcap savefile format");
 }
 
-TEST_F(PcapSourceTest, ANonEthernetLinkTypeIsRefusedByName) {
-    const std::string path = pcap_path("pcpp__sll.pcap");
+TEST_F(PcapSourceTest, AnUnsupportedLinkTypeIsRefusedByName) {
+    const std::string path = pcap_path("zeek__radiotap.pcap");
     EXPECT_EQ(std::string(refusal({{"file", path}}).what()),
-              path + ": link type LINUX_SLL (113) is not supported (supported: EN10MB)");
+              path + ": link type IEEE802_11_RADIO (127) is not supported (supported: EN10MB, "
+                     "LINUX_SLL, LINUX_SLL2, RAW, IPV4, IPV6, NULL, LOOP)");
+}
+
+// The frames a crafted capture of `linktype` replays as.
+std::vector<std::string> replayed_frames(const std::string& path) {
+    PcapSource src(pcap_params({{"file", path}}));
+    MbufPool pool = app_pool(511);
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src, true);
+    src.close();
+    return r.frames;
+}
+
+std::string ether_header(const std::string& src_mac, uint16_t ether_type) {
+    return std::string(6, '\0') + src_mac + char(ether_type >> 8) + char(ether_type & 0xff);
+}
+
+const std::string kIpv4Packet = std::string("\x45\x00\x00\x14", 4) + std::string(16, '\x01');
+const std::string kIpv6Packet = std::string("\x60\x00\x00\x00\x00\x00\x3b\x40", 8) + std::string(32, '\x02');
+
+TEST_F(PcapSourceTest, LinuxCookedHeadersBecomeEthernetWithTheirProtocolAndAddress) {
+    const std::string mac = "\x02\x11\x22\x33\x44\x55";
+    // SLL: packet type 0, ARPHRD 1, address length 6, address padded to 8, protocol.
+    const std::string sll = std::string("\x00\x00\x00\x01\x00\x06", 6) + mac + std::string(2, '\0');
+    const std::string llc = std::string("\xaa\xaa\x03") + "abc";  // 802.2 LLC/SNAP start
+    const std::string sll_llc = sll + std::string("\x00\x04", 2) + llc;
+    const std::string path = write("sll.pcap", pcap_bytes({{1, 0, sll + std::string("\x86\xdd", 2) + kIpv6Packet},
+                                                           {2, 0, sll_llc},
+                                                           {3, 0, sll.substr(0, 10)}},
+                                                          113));
+    const std::vector<std::string> frames = replayed_frames(path);
+    ASSERT_EQ(frames.size(), 3u);
+    EXPECT_EQ(frames[0], ether_header(mac, 0x86dd) + kIpv6Packet);
+    EXPECT_EQ(frames[1], ether_header(mac, 6) + llc) << "802.2 gets an 802.3 length";
+    EXPECT_EQ(frames[2], ether_header(std::string(6, '\0'), 0)) << "a record cut inside its header";
+
+    // SLL2: protocol, reserved, ifindex, ARPHRD, packet type, address length, address (8).
+    const std::string sll2 = std::string("\x08\x00\x00\x00\x00\x00\x00\x02\x00\x01\x04\x06", 12) + mac +
+                             std::string(2, '\0');
+    const std::string path2 = write("sll2.pcap", pcap_bytes({{1, 0, sll2 + kIpv4Packet}}, 276));
+    EXPECT_EQ(replayed_frames(path2), std::vector<std::string>{ether_header(mac, 0x0800) + kIpv4Packet});
+}
+
+TEST_F(PcapSourceTest, RawIpTakesItsEtherTypeFromTheVersionNibble) {
+    const std::string zero_mac(6, '\0');
+    for (const uint32_t linktype : {101u, 12u, 14u}) {
+        const std::string path = write("raw.pcap", pcap_bytes({{1, 0, kIpv4Packet}, {2, 0, kIpv6Packet}, {3, 0, "\x10junk"}}, linktype));
+        const std::vector<std::string> frames = replayed_frames(path);
+        ASSERT_EQ(frames.size(), 3u) << linktype;
+        EXPECT_EQ(frames[0], ether_header(zero_mac, 0x0800) + kIpv4Packet) << linktype;
+        EXPECT_EQ(frames[1], ether_header(zero_mac, 0x86dd) + kIpv6Packet) << linktype;
+        EXPECT_EQ(frames[2], ether_header(zero_mac, 0) + "\x10junk") << linktype;
+    }
+    EXPECT_EQ(replayed_frames(write("v4.pcap", pcap_bytes({{1, 0, kIpv4Packet}}, 228))),
+              std::vector<std::string>{ether_header(zero_mac, 0x0800) + kIpv4Packet});
+    EXPECT_EQ(replayed_frames(write("v6.pcap", pcap_bytes({{1, 0, kIpv6Packet}}, 229))),
+              std::vector<std::string>{ether_header(zero_mac, 0x86dd) + kIpv6Packet});
+}
+
+TEST_F(PcapSourceTest, LoopbackHeadersMapTheAddressFamilyInEitherByteOrder) {
+    const std::string zero_mac(6, '\0');
+    const std::string little_inet6("\x1e\x00\x00\x00", 4);  // AF_INET6 on Darwin, written little-endian
+    const std::string big_inet("\x00\x00\x00\x02", 4);      // AF_INET written big-endian
+    const std::string path = write("null.pcap", pcap_bytes({{1, 0, little_inet6 + kIpv6Packet}, {2, 0, big_inet + kIpv4Packet}}, 0));
+    EXPECT_EQ(replayed_frames(path), (std::vector<std::string>{ether_header(zero_mac, 0x86dd) + kIpv6Packet,
+                                                                ether_header(zero_mac, 0x0800) + kIpv4Packet}));
+    const std::string loop = write("loop.pcap", pcap_bytes({{1, 0, std::string("\x00\x00\x00\x18", 4) + kIpv6Packet}}, 108));
+    EXPECT_EQ(replayed_frames(loop), std::vector<std::string>{ether_header(zero_mac, 0x86dd) + kIpv6Packet});
 }
 
 TEST_F(PcapSourceTest, AZeroLengthRecordIsRefusedNamingItsIndex) {

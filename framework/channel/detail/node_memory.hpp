@@ -1,5 +1,6 @@
-// NodeMemory: a zeroed block of cache-line-aligned memory placed on one NUMA node, owned
-// (freed on destruction). Channels put their slots on the receiver's node with it.
+// NodeMemory: a zeroed block of memory placed on one NUMA node, owned (freed on destruction),
+// aligned to and padded to kNoFalseSharing so that nothing else shares its first or last
+// line pair. Channels put their slots on the receiver's node with it.
 //
 // Where it comes from:
 //  - DPDK EAL running: rte_zmalloc_socket(socket), DPDK's per-node heap (hugepages when the
@@ -11,9 +12,9 @@
 
 #include <cstddef>
 
-namespace tp::detail {
+#include "framework/channel/detail/cache_line.hpp"
 
-inline constexpr std::size_t kCacheLine = 64;
+namespace tp::detail {
 
 class NodeMemory {
 public:

@@ -1,0 +1,467 @@
+// bench mapvec: the paper's map application (Buono & Mencagli, Tables IV and V). A stream of N
+// M x M matrices (int32, or float), each multiplied by one constant vector b. The emitter
+// multicasts each task's reference (its index, a 64-bit word) to W workers, linearly or down
+// the binary tree (framework/patterns/tree_multicast.hpp); worker w computes its block of rows
+// (framework/patterns/partition.hpp) into the task's result vector and sends a partial-done
+// word to the collector through an asymmetric interface; the collector (MapCollector)
+// completes the task when all W partials arrived, checks the whole result vector against the
+// sequential product, and frees the task's buffers for the emitter.
+//
+// Memory: `window` tasks are in flight at most; each has one matrix buffer and one result
+// buffer, allocated and filled before the clock starts (the N tasks cycle over these `window`
+// distinct matrices). The result vector is laid out with each worker's block starting on its
+// own cache line (`--layout padded`, the default) so workers never write the same line;
+// `--layout packed` keeps it contiguous, for comparison. After checking a result the
+// collector overwrites it with the bitwise complement of the expected values, so a row a
+// worker failed to write shows up as a mismatch the next time the buffer is used.
+//
+// T_S, the service time, is the average time between two successive completions at the
+// collector over the steady state (the middle 80% of the tasks); B_W = (1 / T_S) x M^2 x 4
+// bytes x 8 in Gb/s; scalability = T_S(1) / T_S(W) within the same variant, M and dtype.
+// Threads (emitter, W workers, collector) are pinned round-robin over the CPUs; every wait
+// (a worker for its input, the collector for partials, the emitter for a free buffer, anyone
+// for room) goes through one WaitPolicy (spin, yield, park on the thread's doorbell), so runs
+// with more threads than CPUs progress.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/bench/benches.hpp"
+#include "apps/bench/harness.hpp"
+#include "framework/channel/asymmetric_receiver.hpp"
+#include "framework/channel/blocking.hpp"
+#include "framework/channel/channel_factory.hpp"
+#include "framework/patterns/map_collector.hpp"
+#include "framework/patterns/partition.hpp"
+#include "framework/patterns/tree_multicast.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/doorbell.hpp"
+#include "framework/runtime/wait_policy.hpp"
+
+namespace tp::bench {
+
+namespace {
+
+const char* kHelp =
+    "usage: bench mapvec [options]\n"
+    "The paper's map: a stream of M x M matrices times one vector b, split by rows over W workers;\n"
+    "the emitter multicasts each task (linear or tree), a collector completes it when all W\n"
+    "partials arrived. Reports T_S (service time), B_W and scalability T_S(1)/T_S(W).\n"
+    "  --variants LIST    sm_tree, sm_linear, ring_tree, lock_queue, udn_tree (default: all available)\n"
+    "  --m LIST           matrix sizes (default 56,112,168)\n"
+    "  --workers LIST     worker counts, each 1..256 (default 1,2,4,8,16)\n"
+    "  --dtype LIST       int and/or float (default int)\n"
+    "  --tasks N          matrices per measurement, at least 20 (default 10000)\n"
+    "  --window N         tasks in flight, each with its own matrix and result buffers (default 32)\n"
+    "  --refill N         when every buffer is in use, the emitter waits until N are free (default 1)\n"
+    "  --capacity K       slots per channel, a power of two (default 64)\n"
+    "  --layout L         result vector: padded (each worker's rows on their own lines) or packed\n"
+    "                     (default padded)\n"
+    "  --cpus LIST        CPUs for the threads, round-robin: emitter, workers, collector (default:\n"
+    "                     every allowed CPU)\n"
+    "  --spin N           WaitPolicy spin rounds (default: the policy's default)\n"
+    "  --yield N          WaitPolicy yield rounds (default: the policy's default)\n"
+    "  --reps N           repetitions of each measurement, interleaved (default 5)\n"
+    "  --json OUT         also write {\"bench\": \"mapvec\", \"rows\": [...]} to OUT\n"
+    "  --help             this text\n";
+
+struct Variant {
+    std::string name;
+    std::string transport;
+    Multicast mode;
+};
+
+// The paper's variants; `udn_tree` only when the `udn` transport is built in.
+std::vector<Variant> available_variants() {
+    std::vector<Variant> v{{"sm_tree", "sm", Multicast::tree},
+                           {"sm_linear", "sm", Multicast::linear},
+                           {"ring_tree", "ring", Multicast::tree},
+                           {"lock_queue", "lock", Multicast::tree}};
+    const auto& t = transport_names();
+    if (std::find(t.begin(), t.end(), "udn") != t.end()) v.insert(v.begin(), {"udn_tree", "udn", Multicast::tree});
+    return v;
+}
+
+struct Options {
+    uint64_t tasks = 10000;
+    uint32_t window = 32;
+    uint32_t refill = 1;
+    uint32_t capacity = 64;
+    bool padded = true;
+    std::vector<int> cpus;
+    WaitPolicy policy;
+};
+
+constexpr uint32_t kLine = 64;
+
+template <typename T>
+struct Aligned {
+    void operator()(T* p) const { std::free(p); }
+};
+template <typename T>
+std::unique_ptr<T[], Aligned<T>> alloc_lines(size_t n) {
+    const size_t bytes = (n * sizeof(T) + kLine - 1) / kLine * kLine;
+    T* p = static_cast<T*>(std::aligned_alloc(kLine, bytes == 0 ? kLine : bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    return std::unique_ptr<T[], Aligned<T>>(p);
+}
+
+// rows x m block of a row-major matrix times b; workers and the sequential reference both call
+// this, so the reference is computed the same way.
+template <typename T>
+[[gnu::noinline]] void multiply_rows(const T* a, const T* b, T* out, uint32_t rows, uint32_t m) {
+    for (uint32_t r = 0; r < rows; ++r) {
+        const T* row = a + static_cast<size_t>(r) * m;
+        T acc = 0;
+        for (uint32_t k = 0; k < m; ++k) acc += row[k] * b[k];
+        out[r] = acc;
+    }
+}
+
+// The workers' data: `window` matrices and result vectors, b, and the expected products.
+// Element values are small integers, so float sums are exact in any order.
+template <typename T>
+class MapVecData {
+public:
+    MapVecData(uint32_t m, uint32_t window, uint32_t workers, bool padded)
+        : m_(m), window_(window), b_(alloc_lines<T>(m)), offsets_(workers) {
+        static_assert(sizeof(T) == 4);
+        const uint32_t per_line = kLine / sizeof(T);
+        uint32_t off = 0;
+        for (uint32_t w = 0; w < workers; ++w) {
+            const Block rows = block_of(w, workers, m);
+            offsets_[w] = padded ? off : rows.begin;
+            off += padded ? (rows.count + per_line - 1) / per_line * per_line : rows.count;
+        }
+        result_stride_ = (off + per_line - 1) / per_line * per_line;
+        matrix_stride_ = (static_cast<size_t>(m) * m + per_line - 1) / per_line * per_line;
+        matrices_ = alloc_lines<T>(matrix_stride_ * window);
+        results_ = alloc_lines<T>(result_stride_ * window);
+        expected_ = alloc_lines<T>(static_cast<size_t>(m) * window);
+        for (uint32_t k = 0; k < m; ++k) b_[k] = static_cast<T>(static_cast<int>(k % 9) - 4);
+        for (uint32_t s = 0; s < window; ++s) {
+            T* a = matrix(s);
+            for (uint32_t r = 0; r < m; ++r)
+                for (uint32_t k = 0; k < m; ++k)
+                    a[static_cast<size_t>(r) * m + k] = static_cast<T>(static_cast<int>((s * 131 + r * 31 + k * 7) % 15) - 7);
+            multiply_rows(a, b(), expected(s), m, m);
+            poison(s, workers);
+        }
+    }
+
+    uint32_t m() const { return m_; }
+    const T* b() const { return b_.get(); }
+    T* matrix(uint32_t slot) { return matrices_.get() + matrix_stride_ * slot; }
+    T* result(uint32_t slot) { return results_.get() + result_stride_ * slot; }
+    T* expected(uint32_t slot) { return expected_.get() + static_cast<size_t>(m_) * slot; }
+    // Where worker w writes its first row in a result vector.
+    uint32_t offset(uint32_t w) const { return offsets_[w]; }
+
+    // Worker w's part of task `slot`.
+    void compute(uint32_t slot, uint32_t w, uint32_t workers) {
+        const Block rows = block_of(w, workers, m_);
+        multiply_rows(matrix(slot) + static_cast<size_t>(rows.begin) * m_, b(), result(slot) + offsets_[w], rows.count, m_);
+    }
+
+    // Compares the result of `slot` with the sequential product; returns the first wrong row
+    // (and its value in `got`), or m when all are right.
+    uint32_t check(uint32_t slot, uint32_t workers, T& got) {
+        for (uint32_t w = 0; w < workers; ++w) {
+            const Block rows = block_of(w, workers, m_);
+            const T* r = result(slot) + offsets_[w];
+            const T* e = expected(slot) + rows.begin;
+            if (std::memcmp(r, e, rows.count * sizeof(T)) == 0) continue;
+            for (uint32_t i = 0; i < rows.count; ++i)
+                if (std::memcmp(&r[i], &e[i], sizeof(T)) != 0) {
+                    got = r[i];
+                    return rows.begin + i;
+                }
+        }
+        return m_;
+    }
+
+    // Overwrites the result of `slot` with values that differ from the expected ones in every bit.
+    void poison(uint32_t slot, uint32_t workers) {
+        for (uint32_t w = 0; w < workers; ++w) {
+            const Block rows = block_of(w, workers, m_);
+            T* r = result(slot) + offsets_[w];
+            const T* e = expected(slot) + rows.begin;
+            for (uint32_t i = 0; i < rows.count; ++i) r[i] = std::bit_cast<T>(~std::bit_cast<uint32_t>(e[i]));
+        }
+    }
+
+private:
+    uint32_t m_, window_;
+    std::unique_ptr<T[], Aligned<T>> b_;
+    std::vector<uint32_t> offsets_;
+    size_t result_stride_ = 0, matrix_stride_ = 0;
+    std::unique_ptr<T[], Aligned<T>> matrices_, results_, expected_;
+};
+
+struct Measurement {
+    double ts_ns = 0;
+    uint64_t mismatches = 0;
+    std::string first_mismatch;
+};
+
+// How the collector tells the emitter that buffers are free again. The emitter publishes in
+// `wake_at` the completion count it waits for before parking; the collector rings it only
+// once that count is reached, so a parked emitter is woken once per refill, not once per task.
+struct Progress {
+    alignas(kLine) std::atomic<uint64_t> completed{0};  // written by the collector
+    alignas(kLine) std::atomic<uint64_t> wake_at{0};    // written by the emitter
+};
+
+template <typename T>
+Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Options& o) {
+    const ChannelSpec spec{v.transport, o.capacity, -1};
+    MapVecData<T> data(m, o.window, workers, o.padded);
+    MulticastNetwork net(spec, workers, v.mode);
+    AsymmetricReceiver<uint64_t> partials(spec, workers);
+    std::vector<Doorbell> bells(workers + 2);  // emitter, workers..., collector
+    std::vector<Doorbell*> worker_bells;
+    for (uint32_t w = 0; w < workers; ++w) worker_bells.push_back(&bells[1 + w]);
+    Doorbell& emitter_bell = bells[0];
+    Doorbell& collector_bell = bells[workers + 1];
+    net.set_doorbells(&emitter_bell, worker_bells);
+    partials.set_receiver_bell(&collector_bell);
+    for (uint32_t w = 0; w < workers; ++w) partials.sender(w).set_bells(worker_bells[w], &collector_bell);
+
+    const WaitPolicy& policy = o.policy;
+    const uint64_t tasks = o.tasks;
+    const uint32_t window = o.window;
+    const uint32_t refill = o.refill;
+    auto cpu = [&](uint32_t thread) { return o.cpus[thread % o.cpus.size()]; };
+    std::vector<uint64_t> stamps(tasks);
+    Progress progress;
+    Measurement r;
+    std::atomic<uint32_t> started{0};
+    auto start_line = [&] {  // every thread pinned before the first task
+        started.fetch_add(1);
+        policy.wait([&] { return started.load() == workers + 2; }, [&](auto& attempt) {
+            nap(policy.nap_without_bell);
+            return attempt();
+        });
+    };
+
+    std::vector<std::thread> threads;
+    threads.emplace_back([&] {
+        pin(cpu(0));
+        name_current_thread("map-emitter");
+        MulticastPort port = net.emitter_port();
+        start_line();
+        uint64_t free_until = window;  // tasks below this have free buffers
+        for (uint64_t t = 0; t < tasks; ++t) {
+            // Task t reuses the buffers of task t - window. When none is free, wait until
+            // `refill` are: the tasks then enter in bursts.
+            if (t == free_until) {
+                const uint64_t need = t - window + refill;  // completions that free `refill` buffers
+                progress.wake_at.store(need, std::memory_order_relaxed);  // ordered by park_on's fence
+                policy.wait([&] { return progress.completed.load(std::memory_order_acquire) >= need; },
+                            [&](auto& attempt) { return park_on(&emitter_bell, policy, attempt); });
+                free_until = progress.completed.load(std::memory_order_acquire) + window;
+            }
+            port.forward(t, policy);
+        }
+        port.close();
+    });
+    for (uint32_t w = 0; w < workers; ++w)
+        threads.emplace_back([&, w] {
+            pin(cpu(1 + w));
+            name_current_thread("map-worker");
+            MulticastPort port = net.worker_port(w);
+            Channel<uint64_t>& out = partials.sender(w);
+            start_line();
+            uint64_t ref;
+            while (port.recv_and_forward(ref, policy)) {  // children first, then our rows
+                data.compute(static_cast<uint32_t>(ref % window), w, workers);
+                send(out, ref, policy);
+            }
+            out.close();
+        });
+    threads.emplace_back([&] {
+        pin(cpu(workers + 1));
+        name_current_thread("map-collector");
+        MapCollector collector(partials, window);
+        start_line();
+        uint64_t task;
+        while (collector.next(task, policy)) {
+            stamps[task] = ticks();
+            const uint32_t slot = static_cast<uint32_t>(task % window);
+            T got{};
+            const uint32_t row = data.check(slot, workers, got);
+            if (row != m && r.mismatches++ == 0)
+                r.first_mismatch = "task " + std::to_string(task) + " row " + std::to_string(row) + ": got " +
+                                   std::to_string(got) + ", sequential " + std::to_string(data.expected(slot)[row]);
+            data.poison(slot, workers);
+            const uint64_t done = collector.completed();
+            progress.completed.store(done, std::memory_order_release);
+            // seq_cst: the store above before reading wake_at, against the emitter's
+            // store of wake_at before its re-check (Dekker, as in Doorbell).
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            if (done >= progress.wake_at.load(std::memory_order_relaxed)) emitter_bell.ring();
+        }
+        if (collector.completed() != tasks && r.mismatches++ == 0)
+            r.first_mismatch = std::to_string(collector.completed()) + " of " + std::to_string(tasks) + " tasks completed";
+    });
+    for (auto& t : threads) t.join();
+
+    const uint64_t lo = tasks / 10, hi = tasks - 1 - tasks / 10;  // steady state
+    r.ts_ns = static_cast<double>(stamps[hi] - stamps[lo]) / static_cast<double>(hi - lo) / ticks_per_ns();
+    return r;
+}
+
+struct Case {
+    Variant variant;
+    uint32_t m;
+    std::string dtype;
+    uint32_t workers;
+};
+
+std::vector<uint32_t> parse_counts(const Args& args, const std::string& name, const std::vector<std::string>& fallback,
+                                   uint32_t lo, uint32_t hi) {
+    std::vector<uint32_t> out;
+    for (const auto& s : args.list(name, fallback)) {
+        size_t used = 0;
+        unsigned long v = 0;
+        try {
+            v = std::stoul(s, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != s.size() || v < lo || v > hi)
+            throw std::invalid_argument("--" + name + ": each value is " + std::to_string(lo) + ".." + std::to_string(hi) +
+                                        ", got '" + s + "'");
+        out.push_back(static_cast<uint32_t>(v));
+    }
+    if (out.empty()) throw std::invalid_argument("--" + name + " needs at least one value");
+    return out;
+}
+
+}  // namespace
+
+int run_mapvec(int argc, char** argv) {
+    const Args args(argc, argv,
+                    {"reps", "json", "variants", "m", "workers", "dtype", "tasks", "window", "refill", "capacity", "layout",
+                     "cpus", "spin", "yield"},
+                    {"help"});
+    if (args.has("help")) {
+        std::printf("%s", kHelp);
+        return 0;
+    }
+    const unsigned reps = static_cast<unsigned>(std::max<uint64_t>(1, args.num("reps", 5)));
+    const std::string json = args.str("json", "");
+    Options o;
+    o.tasks = args.num("tasks", o.tasks);
+    if (o.tasks < 20) throw std::invalid_argument("--tasks must be at least 20");
+    o.window = static_cast<uint32_t>(args.num("window", o.window));
+    if (o.window == 0) throw std::invalid_argument("--window must be at least 1");
+    o.refill = static_cast<uint32_t>(args.num("refill", o.refill));
+    if (o.refill == 0 || o.refill > o.window) throw std::invalid_argument("--refill must be 1..window");
+    o.capacity = static_cast<uint32_t>(args.num("capacity", o.capacity));
+    const std::string layout = args.str("layout", "padded");
+    if (layout != "padded" && layout != "packed")
+        throw std::invalid_argument("--layout is padded or packed, got '" + layout + "'");
+    o.padded = layout == "padded";
+    o.policy.spin_rounds = static_cast<uint32_t>(args.num("spin", o.policy.spin_rounds));
+    o.policy.yield_rounds = static_cast<uint32_t>(args.num("yield", o.policy.yield_rounds));
+    if (args.has("cpus")) {
+        for (uint32_t c : parse_counts(args, "cpus", {}, 0, 4095)) o.cpus.push_back(static_cast<int>(c));
+    } else {
+        o.cpus = allowed_cpus();
+    }
+
+    const std::vector<Variant> available = available_variants();
+    std::vector<Variant> variants;
+    for (const auto& name : args.list("variants", {"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lock_queue"})) {
+        auto it = std::find_if(available.begin(), available.end(), [&](const Variant& v) { return v.name == name; });
+        if (it != available.end()) {
+            variants.push_back(*it);
+        } else if (name == "udn_tree") {
+            std::fprintf(stderr, "bench mapvec: skipping udn_tree: this build has no `udn` transport\n");
+        } else {
+            std::string known;
+            for (const auto& v : available) known += (known.empty() ? "" : ", ") + v.name;
+            throw std::invalid_argument("unknown variant '" + name + "' (known: " + known + ")");
+        }
+    }
+    const auto ms = parse_counts(args, "m", {"56", "112", "168"}, 1, 4096);
+    const auto worker_counts = parse_counts(args, "workers", {"1", "2", "4", "8", "16"}, 1,
+                                            AsymmetricReceiver<uint64_t>::kMaxSenders);
+    const auto dtypes = args.list("dtype", {"int"});
+    for (const auto& d : dtypes)
+        if (d != "int" && d != "float") throw std::invalid_argument("--dtype is int or float, got '" + d + "'");
+    if (variants.empty()) throw std::invalid_argument("no variant to measure");
+
+    std::vector<Case> cases;
+    for (const auto& v : variants)
+        for (uint32_t m : ms)
+            for (const auto& d : dtypes)
+                for (uint32_t w : worker_counts) cases.push_back({v, m, d, w});
+    std::vector<std::vector<double>> ts(cases.size());
+    uint64_t mismatches = 0;
+    std::string first_mismatch;
+    interleave(reps, cases.size(), [&](size_t k, unsigned) {
+        const Case& c = cases[k];
+        const Measurement r = c.dtype == "int" ? measure<int32_t>(c.variant, c.m, c.workers, o)
+                                               : measure<float>(c.variant, c.m, c.workers, o);
+        ts[k].push_back(r.ts_ns / 1000);
+        if (r.mismatches != 0 && mismatches == 0)
+            first_mismatch = c.variant.name + " M=" + std::to_string(c.m) + " " + c.dtype + " W=" +
+                             std::to_string(c.workers) + ": " + r.first_mismatch;
+        mismatches += r.mismatches;
+        if (mismatches != 0)
+            throw std::runtime_error("result vector differs from the sequential product (" + first_mismatch + ")");
+    });
+
+    std::vector<nlohmann::json> rows;
+    for (size_t k = 0; k < cases.size(); ++k) {
+        const Case& c = cases[k];
+        const Summary s = summarize(ts[k]);
+        nlohmann::json row{{"variant", c.variant.name},
+                           {"transport", c.variant.transport},
+                           {"multicast", multicast_name(c.variant.mode)},
+                           {"m", c.m},
+                           {"dtype", c.dtype},
+                           {"workers", c.workers},
+                           {"ts_us", s.median},
+                           {"ts_us_min", s.min},
+                           {"ts_us_max", s.max},
+                           {"bw_gbps", 1e6 / s.median * c.m * c.m * 4.0 * 8.0 / 1e9},
+                           {"tasks", o.tasks},
+                           {"reps", reps}};
+        for (size_t j = 0; j < cases.size(); ++j) {  // T_S(1) of the same variant, M and dtype
+            const Case& one = cases[j];
+            if (one.workers == 1 && one.variant.name == c.variant.name && one.m == c.m && one.dtype == c.dtype)
+                row["scalability"] = summarize(ts[j]).median / s.median;
+        }
+        rows.push_back(std::move(row));
+    }
+    char title[200];
+    std::snprintf(title, sizeof(title),
+                  "mapvec: M x M matrix times vector, %llu tasks, window %u, K=%u, %s layout, %zu CPUs, %u reps "
+                  "(median of reps; T_S over the middle 80%% of completions)",
+                  static_cast<unsigned long long>(o.tasks), o.window, o.capacity, layout.c_str(), o.cpus.size(), reps);
+    print_table(title, rows,
+                {{"variant", "/variant"},
+                 {"m", "/m"},
+                 {"dtype", "/dtype"},
+                 {"workers", "/workers"},
+                 {"ts_us", "/ts_us", 2},
+                 {"min", "/ts_us_min", 2},
+                 {"max", "/ts_us_max", 2},
+                 {"bw_gbps", "/bw_gbps", 2},
+                 {"scalability", "/scalability", 2}});
+    write_json(json, "mapvec", rows);
+    return 0;
+}
+
+}  // namespace tp::bench

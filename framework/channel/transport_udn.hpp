@@ -1,0 +1,127 @@
+// UdnChannel<T, Net>: transport `udn` (Net = noc::MessageNetwork, shared memory) and
+// `udn_eventdev` (Net = noc::EventdevNetwork, a DPDK event device): a channel that is a
+// credit-based interface on a messaging network, the network-processor mechanism.
+//
+// An item travels as one message of sizeof(T)/8 payload words (one for a word, two for a
+// PacketDesc); capacity K is the number of credits, so exactly K items fit. Built by the
+// factory (`transport: udn`), a channel gets a private two-tile network (tile 0 sends, tile
+// 1 receives) whose queues are sized to hold K messages; the TILEPro64's 128-word queues
+// would cap K at 64 for words (K <= 128/2), so the emulation grows them instead of refusing.
+// Built on a shared network, it is a CreditChannel there and that network's bound applies.
+// Ordering: FIFO, exactly once. Thread-safety: one sender thread, one receiver thread (on
+// the eventdev backend each is registered with EAL on first use).
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "framework/channel/channel.hpp"
+#include "framework/channel/detail/capacity.hpp"
+#include "framework/noc/credit_channel.hpp"
+#include "framework/noc/eventdev_network.hpp"
+#include "framework/noc/message_network.hpp"
+
+namespace tp {
+
+template <typename Net>
+inline constexpr const char* udn_transport_name = std::is_same_v<Net, noc::EventdevNetwork> ? "udn_eventdev" : "udn";
+
+template <typename T, typename Net = noc::MessageNetwork>
+class UdnChannel final : public Channel<T> {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0 && sizeof(T) / 8 <= noc::kMaxPayload,
+                  "an item travels as whole 64-bit payload words");
+
+public:
+    static constexpr uint32_t kWords = sizeof(T) / 8;
+    static constexpr const char* kName = udn_transport_name<Net>;
+
+    // A private two-tile network sized for `capacity` credits.
+    explicit UdnChannel(uint32_t capacity, int socket = -1)
+        : own_(std::make_unique<Net>(private_network(detail::checked_capacity(kName, capacity, false)))),
+          link_(*own_, private_link(capacity)) {
+        (void)socket;  // queues are placed by first touch: build the channel on the receiver's node
+    }
+
+    // A credit channel on a shared network; config.payload_words must be kWords.
+    UdnChannel(Net& net, const noc::CreditChannelConfig& config)
+        : link_(net, checked_link(config)) {}
+
+    bool try_send(const T& item) override {
+        uint64_t words[kWords];
+        std::memcpy(words, &item, sizeof(T));
+        if (!link_.sender().try_send(words)) return false;
+        if (Doorbell* b = this->receiver_bell()) b->ring();
+        return true;
+    }
+
+    bool try_recv(T& item) override {
+        uint64_t words[kWords];
+        noc::TileId source;
+        if (!link_.receiver().try_recv(words, source)) return false;
+        std::memcpy(&item, words, sizeof(T));
+        if (Doorbell* b = this->sender_bell()) b->ring();
+        return true;
+    }
+
+    uint32_t try_send_burst(const T* items, uint32_t n) override {
+        uint32_t i = 0;
+        uint64_t words[kWords];
+        for (; i < n; ++i) {
+            std::memcpy(words, &items[i], sizeof(T));
+            if (!link_.sender().try_send(words)) break;
+        }
+        if (i != 0)
+            if (Doorbell* b = this->receiver_bell()) b->ring();
+        return i;
+    }
+
+    uint32_t try_recv_burst(T* items, uint32_t n) override {
+        uint32_t i = 0;
+        uint64_t words[kWords];
+        noc::TileId source;
+        for (; i < n && link_.receiver().try_recv(words, source); ++i) std::memcpy(&items[i], words, sizeof(T));
+        if (i != 0)
+            if (Doorbell* b = this->sender_bell()) b->ring();
+        return i;
+    }
+
+    uint32_t capacity() const override { return link_.credits(); }
+    const char* transport() const override { return kName; }
+
+    noc::CreditChannel<Net>& link() { return link_; }
+
+private:
+    static noc::NetworkConfig private_network(uint32_t credits) {
+        noc::NetworkConfig c;
+        c.tiles = 2;
+        c.queues = 1;
+        c.queue_words = std::bit_ceil(std::max<uint32_t>(2, credits * (1 + kWords)));
+        c.max_payload = kWords;
+        c.doorbells = false;  // the Channel's own doorbells wake its ends
+        return c;
+    }
+    static noc::CreditChannelConfig private_link(uint32_t credits) {
+        noc::CreditChannelConfig c;
+        c.credits = credits;
+        c.payload_words = kWords;
+        return c;
+    }
+    static const noc::CreditChannelConfig& checked_link(const noc::CreditChannelConfig& c) {
+        detail::checked_capacity(kName, c.credits, false);
+        if (c.payload_words != kWords)
+            throw std::invalid_argument(std::string(kName) + " channel: items need " + std::to_string(kWords) +
+                                        " payload words per message, the link has " + std::to_string(c.payload_words));
+        return c;
+    }
+
+    std::unique_ptr<Net> own_;  // the private network, when there is one
+    noc::CreditChannel<Net> link_;
+};
+
+}  // namespace tp

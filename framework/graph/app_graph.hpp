@@ -1,0 +1,53 @@
+// AppGraph: an app expanded into what runs — graph nodes (each one tile running a chain of
+// stage instances) and the channels between them.
+//
+// A stage node of the config becomes one graph node. A farm becomes an emitter (unless the
+// upstream node dispatches itself), W worker nodes (or W pipelines of nodes) and a collector
+// (unless the next node reads the workers directly). A node's output channels are its edges
+// in order; its dispatch policy picks among them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "framework/config/app_config.hpp"
+
+namespace tp {
+
+enum class Dispatch {
+    Single,      // one output
+    RoundRobin,  // whole bursts to outputs in turn
+    OnDemand,    // to the first output with room, starting after the last one served
+    FlowHash,    // each packet to output hash % W: one flow, one worker
+};
+Dispatch dispatch_policy(const std::string& name);
+
+struct GraphNode {
+    std::string name;
+    std::vector<size_t> stages;  // AppConfig::pipeline indices, run in order on every burst
+    Dispatch dispatch = Dispatch::Single;
+    bool stamp_sequence = false;  // emitter of an ordered farm: numbers the packets
+    bool reorder = false;         // collector of an ordered farm: restores their order
+    bool report_drops = false;    // last worker node of an ordered farm: tells the collector
+                                  // which numbers its stages dropped
+    Location where;
+};
+
+struct GraphEdge {
+    size_t from = 0, to = 0;
+    std::string transport;
+    uint32_t capacity = 0;
+    double weight = 1.0;  // share of the app's packets it carries
+};
+
+struct AppGraph {
+    std::vector<GraphNode> nodes;
+    std::vector<GraphEdge> edges;
+
+    std::vector<size_t> inputs_of(size_t node) const;   // edge indices, in order
+    std::vector<size_t> outputs_of(size_t node) const;  // edge indices, in order
+};
+
+AppGraph build_graph(const AppConfig& app);
+
+}  // namespace tp

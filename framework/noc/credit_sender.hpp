@@ -1,0 +1,72 @@
+// CreditSender<Net>: the sending end of a credit-based interface on a messaging network
+// (Buono & Mencagli's UDN interface). The receiver sent it K credits (header-only messages
+// tagged `ack_tag`) before the first send; a send pops one credit from the sender's ack
+// inbox and pushes the message, so at most K messages are ever in flight and a credit
+// always stands for room set aside in the receiver's queue.
+//
+// try_send never blocks: false when no credit has come back (or, rarely, the network
+// refused the push; the credit is then kept for the next try). send() waits through a
+// WaitPolicy, parked on the ack queue's doorbell when the network rings one.
+// Thread-safety: the thread that drives the sender's tile.
+#pragma once
+
+#include <cstdint>
+
+#include "framework/noc/inbox.hpp"
+#include "framework/noc/network_config.hpp"
+#include "framework/runtime/wait_policy.hpp"
+
+namespace tp::noc {
+
+template <typename Net>
+class CreditSender {
+public:
+    CreditSender(Net& net, TileId self, TileId receiver, Tag data_tag, Tag ack_tag, Inbox<Net> acks,
+                 uint32_t payload_words)
+        : net_(&net), self_(self), receiver_(receiver), data_tag_(data_tag), ack_tag_(ack_tag), acks_(acks),
+          words_(payload_words) {}
+
+    // Sends `payload_words` words from `payload` as one message.
+    bool try_send(const uint64_t* payload) {
+        if (credits_ == 0 && !take_credit()) return false;
+        if (!net_->try_push(self_, receiver_, data_tag_, payload, words_)) return false;
+        --credits_;
+        return true;
+    }
+
+    void send(const uint64_t* payload, const WaitPolicy& policy = {}) {
+        policy.wait([&] { return try_send(payload); },
+                    [&](auto& attempt) { return park_on(acks_.bell(), policy, attempt); });
+    }
+
+    TileId tile() const { return self_; }
+    uint32_t payload_words() const { return words_; }
+    uint32_t credits_held() const { return credits_; }  // popped but not yet spent
+    uint64_t strays() const { return strays_; }         // non-credit messages found among the acks
+
+private:
+    bool take_credit() {
+        MessageHeader h;
+        uint64_t scratch[kMaxPayload];
+        while (acks_.try_pop(h, scratch)) {
+            if (h.tag == ack_tag_ && h.length == 0) {
+                credits_ = 1;
+                return true;
+            }
+            ++strays_;
+        }
+        return false;
+    }
+
+    Net* net_;
+    TileId self_;
+    TileId receiver_;
+    Tag data_tag_;
+    Tag ack_tag_;
+    Inbox<Net> acks_;
+    uint32_t words_;
+    uint32_t credits_ = 0;
+    uint64_t strays_ = 0;
+};
+
+}  // namespace tp::noc

@@ -1,0 +1,56 @@
+// The vocabulary both messaging-network backends share (MessageNetwork on shared memory,
+// EventdevNetwork on a DPDK event device): the network's shape, a message header, the
+// per-queue counters, and the one validation both apply.
+//
+// A tile owns `queues` demux queues plus a catch-all (index `queues`), each holding up to
+// `queue_words` words. A message is a header (source tile, tag, length) and up to
+// `max_payload` payload words; in a queue it takes 1 + length words, so with the defaults a
+// 127-word message fills a 128-word queue, as on the TILEPro64's UDN.
+#pragma once
+
+#include <cstdint>
+
+namespace tp {
+class Topology;
+}
+
+namespace tp::noc {
+
+using TileId = uint32_t;
+using Tag = uint16_t;
+
+// Longest payload any network carries (the UDN's limit): callers of pop() provide this much room.
+inline constexpr uint32_t kMaxPayload = 127;
+
+struct MessageHeader {
+    TileId source = 0;
+    Tag tag = 0;
+    uint32_t length = 0;  // payload words
+};
+
+struct NetworkConfig {
+    uint32_t tiles = 2;
+    uint32_t queues = 4;          // demux queues per tile; the catch-all comes on top
+    uint32_t queue_words = 128;   // capacity of each queue in words, header included; a power of two
+    uint32_t max_payload = kMaxPayload;  // longest payload accepted; at most queue_words - 1
+    // Ring a doorbell after every push and pop so that a parked push()/pop() wakes at once
+    // (one fence per operation). Off, a parked caller naps briefly and polls again: the
+    // choice of interfaces that bring their own doorbells (the `udn` channel transport).
+    bool doorbells = true;
+
+    // One tile per tile of `topology`, the other fields at their defaults.
+    static NetworkConfig for_topology(const Topology& topology);
+};
+
+// What a queue has carried: messages and payload words popped, and pushes refused because
+// the queue was full (a blocking push that had to wait counts once).
+struct QueueCounters {
+    uint64_t messages = 0;
+    uint64_t words = 0;
+    uint64_t stalls = 0;
+};
+
+// Throws std::invalid_argument naming `backend` and the rule a field breaks.
+void validate(const NetworkConfig& config, const char* backend);
+
+}  // namespace tp::noc
