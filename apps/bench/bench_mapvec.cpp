@@ -62,6 +62,7 @@ const char* kHelp =
     "  --tasks N          matrices per measurement, at least 20 (default 10000)\n"
     "  --window N         tasks in flight, each with its own matrix and result buffers (default 32)\n"
     "  --refill N         when every buffer is in use, the emitter waits until N are free (default 1)\n"
+    "  --burst N          most task references moved per receive and forward (default 1: one at a time)\n"
     "  --capacity K       slots per channel, a power of two (default 64)\n"
     "  --layout L         result vector: padded (each worker's rows on their own lines) or packed\n"
     "                     (default padded)\n"
@@ -94,6 +95,7 @@ struct Options {
     uint64_t tasks = 10000;
     uint32_t window = 32;
     uint32_t refill = 1;
+    uint32_t burst = 1;
     uint32_t capacity = 64;
     bool padded = true;
     std::vector<int> cpus;
@@ -101,6 +103,7 @@ struct Options {
 };
 
 constexpr uint32_t kLine = 64;
+constexpr uint32_t kMaxBurst = 64;
 
 template <typename T>
 struct Aligned {
@@ -239,6 +242,7 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
     const uint64_t tasks = o.tasks;
     const uint32_t window = o.window;
     const uint32_t refill = o.refill;
+    const uint32_t burst = o.burst;
     auto cpu = [&](uint32_t thread) { return o.cpus[thread % o.cpus.size()]; };
     std::vector<uint64_t> stamps(tasks);
     Progress progress;
@@ -259,9 +263,10 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         MulticastPort port = net.emitter_port();
         start_line();
         uint64_t free_until = window;  // tasks below this have free buffers
-        for (uint64_t t = 0; t < tasks; ++t) {
+        uint64_t refs[kMaxBurst];
+        for (uint64_t t = 0; t < tasks;) {
             // Task t reuses the buffers of task t - window. When none is free, wait until
-            // `refill` are: the tasks then enter in bursts.
+            // `refill` are.
             if (t == free_until) {
                 const uint64_t need = t - window + refill;  // completions that free `refill` buffers
                 progress.wake_at.store(need, std::memory_order_relaxed);  // ordered by park_on's fence
@@ -269,7 +274,10 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
                             [&](auto& attempt) { return park_on(&emitter_bell, policy, attempt); });
                 free_until = progress.completed.load(std::memory_order_acquire) + window;
             }
-            port.forward(t, policy);
+            const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>({burst, free_until - t, tasks - t}));
+            for (uint32_t i = 0; i < n; ++i) refs[i] = t + i;
+            port.forward_burst(refs, n, policy);
+            t += n;
         }
         port.close();
     });
@@ -280,10 +288,11 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
             MulticastPort port = net.worker_port(w);
             Channel<uint64_t>& out = partials.sender(w);
             start_line();
-            uint64_t ref;
-            while (port.recv_and_forward(ref, policy)) {  // children first, then our rows
-                data.compute(static_cast<uint32_t>(ref % window), w, workers);
-                send(out, ref, policy);
+            uint64_t refs[kMaxBurst];
+            uint32_t n;
+            while ((n = port.recv_and_forward_burst(refs, burst, policy)) != 0) {  // children first
+                for (uint32_t i = 0; i < n; ++i) data.compute(static_cast<uint32_t>(refs[i] % window), w, workers);
+                send_burst(out, refs, n, policy);  // the partials: each task's id
             }
             out.close();
         });
@@ -350,7 +359,7 @@ std::vector<uint32_t> parse_counts(const Args& args, const std::string& name, co
 
 int run_mapvec(int argc, char** argv) {
     const Args args(argc, argv,
-                    {"reps", "json", "variants", "m", "workers", "dtype", "tasks", "window", "refill", "capacity", "layout",
+                    {"reps", "json", "variants", "m", "workers", "dtype", "tasks", "window", "refill", "burst", "capacity", "layout",
                      "cpus", "spin", "yield"},
                     {"help"});
     if (args.has("help")) {
@@ -366,6 +375,9 @@ int run_mapvec(int argc, char** argv) {
     if (o.window == 0) throw std::invalid_argument("--window must be at least 1");
     o.refill = static_cast<uint32_t>(args.num("refill", o.refill));
     if (o.refill == 0 || o.refill > o.window) throw std::invalid_argument("--refill must be 1..window");
+    o.burst = static_cast<uint32_t>(args.num("burst", o.burst));
+    if (o.burst == 0 || o.burst > kMaxBurst)
+        throw std::invalid_argument("--burst must be 1.." + std::to_string(kMaxBurst));
     o.capacity = static_cast<uint32_t>(args.num("capacity", o.capacity));
     const std::string layout = args.str("layout", "padded");
     if (layout != "padded" && layout != "packed")

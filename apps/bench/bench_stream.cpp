@@ -5,7 +5,6 @@
 // Both sides poll with a CPU pause after a failed attempt; the receiver checks every item's
 // number, so nothing is optimised away and a broken queue fails the bench.
 #include <atomic>
-#include <typeinfo>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -49,7 +48,6 @@ uint64_t number(const T& v) {
     else return v;
 }
 
-uint64_t g_pfail, g_cempty, g_calls;
 struct Result {
     double mmsgs = 0;
     uint64_t errors = 0;
@@ -81,7 +79,7 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
             for (uint32_t k = 0; k < want; ++k) buf[k] = make<T>(seq + k);
             for (uint32_t sent = 0; sent < want;) {
                 const uint32_t m = q.try_send_burst(buf + sent, want - sent);
-                if (m == 0) { cpu_pause(); ++g_pfail; }
+                if (m == 0) cpu_pause();
                 sent += m;
             }
             seq += want;
@@ -96,10 +94,8 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
             const uint32_t n = burst == 1 ? (q.try_recv(buf[0]) ? 1u : 0u) : q.try_recv_burst(buf, burst);
             if (n == 0) {
                 cpu_pause();
-                ++g_cempty;
                 continue;
             }
-            ++g_calls;
             for (uint32_t k = 0; k < n; ++k) errors += number(buf[k]) != expected++;
         }
         t1 = std::chrono::steady_clock::now();
@@ -107,7 +103,6 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
     });
     producer.join();
     consumer.join();
-    fprintf(stderr, "\n%s b=%u pfail/burst=%.2f cempty/call=%.2f items/call=%.1f\n", typeid(Q).name(), burst, (double)g_pfail/(items/burst), (double)g_cempty/g_calls, (double)items/g_calls); g_pfail=g_cempty=g_calls=0;
     r.mmsgs = static_cast<double>(items) / std::chrono::duration<double, std::micro>(t1 - t0).count();
     return r;
 }
@@ -126,8 +121,7 @@ int run_stream(int argc, char** argv) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    auto known = transport_names(); known.push_back("sm_eager");  // EXPERIMENT
-    const Common c = parse_common(args, known);
+    const Common c = parse_common(args, transport_names());
     const uint64_t items = std::max<uint64_t>(1, args.num("items", 50000000));
     const auto capacity = static_cast<uint32_t>(args.num("capacity", 1024));
     const std::string elem = args.str("elem", "word");

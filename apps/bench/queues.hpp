@@ -18,7 +18,6 @@
 #include "framework/channel/transport_sm.hpp"
 #include "framework/channel/transport_sm_shared.hpp"
 #include "apps/bench/noc_queues.hpp"
-#include "apps/bench/sm_eager_experiment.hpp"  // EXPERIMENT
 
 namespace tp::bench {
 
@@ -72,7 +71,6 @@ void visit_queue(const std::string& name, F&& f) {
     else if (name == "sm_shared") f(std::type_identity<SmSharedChannel<T>>{});
     else if (name == "dpdk") f(std::type_identity<DpdkRingChannel<T>>{});
     else if (name == "lock") f(std::type_identity<LockChannel<T>>{});
-    else if (name == "sm_eager") f(std::type_identity<SmEagerChannel<T>>{});  // EXPERIMENT
     else if (name == "boost_spsc") f(std::type_identity<BoostSpsc<T>>{});
     else if (name == "moodycamel") f(std::type_identity<MoodycamelRwq<T>>{});
     else if (visit_noc_queue<T>(name, f)) {

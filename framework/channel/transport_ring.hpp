@@ -72,7 +72,7 @@ public:
         return n;
     }
 
-    uint32_t capacity() const override { return capacity_; }
+    uint32_t capacity() const override { return static_cast<uint32_t>(capacity_); }
     const char* transport() const override { return "ring"; }
 
 private:

@@ -128,10 +128,14 @@ public:
         return nc;
     }
 
-    // `- farm: {...}`: its worker stages are appended to app.pipeline in place.
-    void farm(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "farm must be a mapping (workers, dispatch, collect, emitter, worker)");
-        FarmConfig f;
+    // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
+    void pattern(const YAML::Node& n, AppConfig& app, bool map) const {
+        const std::string kind = map ? "map" : "farm";
+        const std::string keys = map ? "name, workers, multicast, transport, queue, worker"
+                                     : "name, workers, dispatch, collect, emitter, transport, queue, worker";
+        if (!n.IsMap()) fail(n, kind + " must be a mapping (" + keys + ")");
+        PatternConfig f;
+        f.map = map;
         f.where = at(file_, n.Mark());
         YAML::Node worker;
         for (auto it = n.begin(); it != n.end(); ++it) {
@@ -139,18 +143,21 @@ public:
             const YAML::Node& v = it->second;
             if (k == "name") {
                 f.name = scalar(v, "name");
-                if (!valid_name(f.name)) fail(v, "farm name '" + f.name + "' may use only letters, digits, '_' and '-'");
-            } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, 1024));
-            else if (k == "dispatch") {
+                if (!valid_name(f.name)) fail(v, kind + " name '" + f.name + "' may use only letters, digits, '_' and '-'");
+            } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, map ? 64 : 1024));
+            else if (k == "dispatch" && !map) {
                 f.dispatch = scalar(v, "dispatch");
                 check_choice(v, "dispatch", f.dispatch, {"round_robin", "on_demand", "flow_hash"});
-            } else if (k == "collect") {
+            } else if (k == "collect" && !map) {
                 f.collect = scalar(v, "collect");
                 check_choice(v, "collect", f.collect, {"unordered", "ordered", "none"});
-            } else if (k == "emitter") {
+            } else if (k == "emitter" && !map) {
                 const std::string e = scalar(v, "emitter");
                 if (e != "true" && e != "false") fail(v, "emitter must be true or false");
                 f.emitter = e == "true";
+            } else if (k == "multicast" && map) {
+                f.multicast = scalar(v, "multicast");
+                check_choice(v, "multicast", f.multicast, {"linear", "tree"});
             } else if (k == "transport") {
                 f.transport = scalar(v, "transport");
                 check_transport(v, f.transport);
@@ -158,28 +165,29 @@ public:
                 f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
                 check_pow2(v, f.queue);
             } else if (k == "worker") worker = v;
-            else fail(it->first, "unknown farm key '" + k + "' (known: name, workers, dispatch, collect, emitter, transport, queue, worker)");
+            else fail(it->first, "unknown " + kind + " key '" + k + "' (known: " + keys + ")");
         }
-        if (!worker) fail(n, "farm has no 'worker:' (the stages each worker runs)");
+        if (!worker) fail(n, kind + " has no 'worker:' (the stages each worker runs)");
         YAML::Node chain = worker;
         if (worker.IsMap()) {
-            if (!worker["pipeline"] || worker.size() != 1)
-                fail(worker, "worker must be a list of stages, or {pipeline: [stages]} for one tile per stage");
+            if (map || !worker["pipeline"] || worker.size() != 1)
+                fail(worker, map ? "a map worker is a list of stages"
+                                 : "worker must be a list of stages, or {pipeline: [stages]} for one tile per stage");
             f.worker_pipeline = true;
             chain = worker["pipeline"];
         }
-        if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a farm worker needs at least one stage");
+        if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a " + kind + " worker needs at least one stage");
         if (f.collect == "ordered" && !f.emitter)
             fail(n, "collect: ordered needs the emitter (it numbers the packets the collector restores)");
         f.first = app.pipeline.size();
         for (const auto& s : chain) {
-            if (s.IsMap() && s["farm"]) fail(s, "farms do not nest; a worker may run a pipeline of stages");
+            if (s.IsMap() && (s["farm"] || s["map"])) fail(s, "patterns do not nest; a farm worker may run a pipeline of stages");
             app.pipeline.push_back(node(s));
-            app.pipeline.back().farm = static_cast<int>(app.farms.size());
+            app.pipeline.back().pattern = static_cast<int>(app.patterns.size());
         }
         f.last = app.pipeline.size();
-        app.elements.push_back(PipelineElement{-1, static_cast<int>(app.farms.size())});
-        app.farms.push_back(std::move(f));
+        app.elements.push_back(PipelineElement{-1, static_cast<int>(app.patterns.size())});
+        app.patterns.push_back(std::move(f));
     }
 
     void check_transport(const YAML::Node& n, const std::string& t) const {
@@ -229,8 +237,8 @@ void check_shape(const AppConfig& app, const Location& where) {
                                          " and can only stand at the " + where_it_goes + " of the pipeline");
     };
     if (el.front().node < 0)
-        throw LocatedError(app.farms[static_cast<size_t>(el.front().farm)].where,
-                           "a pipeline starts with a source, not a farm");
+        throw LocatedError(app.patterns[static_cast<size_t>(el.front().pattern)].where,
+                           "a pipeline starts with a source, not a farm or map");
     const NodeConfig& first = app.pipeline[static_cast<size_t>(el.front().node)];
     if (first.stage->kind != StageKind::Source)
         throw LocatedError(first.where, "a pipeline starts with a source; '" + first.stage->name + "' is a " +
@@ -243,19 +251,20 @@ void check_shape(const AppConfig& app, const Location& where) {
             if (!last && kind(n) == StageKind::Sink) throw misplaced(n, "end");
             continue;
         }
-        const FarmConfig& f = app.farms[static_cast<size_t>(el[i].farm)];
-        if (!f.emitter && el[i - 1].farm >= 0)
+        const PatternConfig& f = app.patterns[static_cast<size_t>(el[i].pattern)];
+        if (!f.emitter && el[i - 1].pattern >= 0)
             throw LocatedError(f.where, "a farm without emitter must follow a single node, which dispatches to its workers");
         for (size_t n = f.first; n < f.last; ++n) {
             if (kind(n) == StageKind::Source) throw misplaced(n, "start");
-            const bool sink_ok = last && f.collect == "none" && n + 1 == f.last;
+            const bool sink_ok = !f.map && last && f.collect == "none" && n + 1 == f.last;
             if (kind(n) == StageKind::Sink && !sink_ok)
                 throw LocatedError(app.pipeline[n].where,
-                                   "a worker may end with a sink only in the last farm, with collect: none");
+                                   f.map ? "a map worker runs processors (its collector hands the task on)"
+                                         : "a worker may end with a sink only in the last farm, with collect: none");
         }
     }
     const PipelineElement& end = el.back();
-    const size_t tail = end.node >= 0 ? static_cast<size_t>(end.node) : app.farms[static_cast<size_t>(end.farm)].last - 1;
+    const size_t tail = end.node >= 0 ? static_cast<size_t>(end.node) : app.patterns[static_cast<size_t>(end.pattern)].last - 1;
     if (el.size() < 2 || kind(tail) != StageKind::Sink)
         throw LocatedError(app.pipeline[tail].where, "a pipeline ends with a sink (e.g. drop, pcap_out); '" +
                                                          app.pipeline[tail].stage->name + "' is a " +
@@ -274,13 +283,14 @@ void name_nodes(AppConfig& app) {
         n.name = name;
         taken.insert(name);
     }
-    for (auto& f : app.farms)
+    for (auto& f : app.patterns)
         if (!f.name.empty() && !taken.insert(f.name).second)
             throw LocatedError(f.where, "duplicate name '" + f.name + "'");
-    for (auto& f : app.farms) {
+    for (auto& f : app.patterns) {
         if (!f.name.empty()) continue;
-        std::string name = "farm";
-        for (int k = 2; taken.count(name) != 0; ++k) name = "farm_" + std::to_string(k);
+        const std::string base = f.map ? "map" : "farm";
+        std::string name = base;
+        for (int k = 2; taken.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
         f.name = name;
         taken.insert(name);
     }
@@ -354,9 +364,10 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
     if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
     for (const auto& n : pipeline) {
-        if (n.IsMap() && n["farm"]) {
-            if (n.size() != 1) r.fail(n, "a farm entry holds only the 'farm:' key");
-            r.farm(n["farm"], app);
+        if (n.IsMap() && (n["farm"] || n["map"])) {
+            const bool map = static_cast<bool>(n["map"]);
+            if (n.size() != 1) r.fail(n, std::string("a ") + (map ? "map" : "farm") + " entry holds only that key");
+            r.pattern(n[map ? "map" : "farm"], app, map);
             continue;
         }
         app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});

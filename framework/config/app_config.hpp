@@ -17,6 +17,10 @@
 //         collect: ordered      # unordered | ordered | none
 //         worker:               # the chain every worker runs on each packet
 //           - stage: pass
+//     - map:                    # emitter -tree multicast-> workers -> collector
+//         workers: 8
+//         multicast: tree       # linear | tree
+//         worker: [stage: pass]
 //     - stage: drop
 //
 // Every error is a LocatedError `file:line:col: message`, raised before EAL starts.
@@ -45,13 +49,19 @@ struct NodeConfig {
     std::string transport;               // of the link into this node; empty = app default
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
-    int farm = -1;                       // index into AppConfig::farms when a worker stage
+    int pattern = -1;                    // index into AppConfig::patterns for a farm/map worker stage
 };
 
-// A run-to-completion farm: emitter -> W workers (each runs the whole chain of stages
-// pipeline[first, last) on every packet, or, with `worker: {pipeline: [...]}`, each of those
-// stages on its own tile) -> collector.
-struct FarmConfig {
+// A parallel pattern over W workers running the stages pipeline[first, last):
+//  - farm (run-to-completion): emitter -> W workers, each running the whole chain on every
+//    packet it gets (or, with `worker: {pipeline: [...]}`, each stage on its own tile) ->
+//    collector;
+//  - map (data-parallel): the emitter multicasts each burst (a task) to all W workers, linearly
+//    or down a binary tree; each worker runs the chain on its share of the burst; the
+//    collector completes a task when all W partials arrived and emits it in order.
+struct PatternConfig {
+    bool map = false;
+    std::string multicast = "tree";        // map: linear | tree
     std::string name;
     Location where;
     size_t first = 0, last = 0;
@@ -60,14 +70,14 @@ struct FarmConfig {
     std::string collect = "unordered";     // unordered | ordered | none
     bool emitter = true;                   // false: the upstream node dispatches (RSS style)
     bool worker_pipeline = false;
-    std::string transport;                 // links inside the farm; empty = app default
+    std::string transport;                 // links inside the pattern; empty = app default
     uint32_t queue = 0;
 };
 
-// One entry of the top-level pipeline: a stage node or a farm.
+// One entry of the top-level pipeline: a stage node, or a farm or map.
 struct PipelineElement {
-    int node = -1;  // index into AppConfig::pipeline
-    int farm = -1;  // index into AppConfig::farms
+    int node = -1;     // index into AppConfig::pipeline
+    int pattern = -1;  // index into AppConfig::patterns
 };
 
 struct PoolConfig {
@@ -86,8 +96,8 @@ struct AppConfig {
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact
-    std::vector<NodeConfig> pipeline;      // every stage node, farm workers' stages in place
-    std::vector<FarmConfig> farms;
+    std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
+    std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
 
     NodeConfig* find_node(const std::string& name);

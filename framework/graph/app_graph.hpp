@@ -3,8 +3,9 @@
 //
 // A stage node of the config becomes one graph node. A farm becomes an emitter (unless the
 // upstream node dispatches itself), W worker nodes (or W pipelines of nodes) and a collector
-// (unless the next node reads the workers directly). A node's output channels are its edges
-// in order; its dispatch policy picks among them.
+// (unless the next node reads the workers directly). A map becomes an emitter, W workers
+// linked by the multicast (linear or tree) over word channels, and a collector. A node's
+// output channels are its edges in order; its dispatch policy picks among them.
 #pragma once
 
 #include <string>
@@ -22,7 +23,17 @@ enum class Dispatch {
 };
 Dispatch dispatch_policy(const std::string& name);
 
+enum class NodeRole : uint8_t {
+    Stages,        // a chain of stages between descriptor channels (stage nodes, farm tiles)
+    MapEmitter,    // stores each burst in a task slot and multicasts the slot's index
+    MapWorker,     // runs its chain on its share of each task
+    MapCollector,  // completes tasks and emits them in order
+};
+
 struct GraphNode {
+    NodeRole role = NodeRole::Stages;
+    int pattern = -1;     // map nodes: index into AppConfig::patterns
+    uint32_t worker = 0;  // map workers: their index
     std::string name;
     std::vector<size_t> stages;  // AppConfig::pipeline indices, run in order on every burst
     Dispatch dispatch = Dispatch::Single;
@@ -38,6 +49,8 @@ struct GraphEdge {
     std::string transport;
     uint32_t capacity = 0;
     double weight = 1.0;  // share of the app's packets it carries
+    bool words = false;   // carries 64-bit words (a map's task references), not descriptors
+    bool freed = false;   // a map's collector handing task slots back to its emitter
 };
 
 struct AppGraph {

@@ -22,9 +22,9 @@ AppPlan plan_app(const AppConfig& app) {
         for (size_t s : g.stages) {
             const NodeConfig& nc = app.pipeline[s];
             if (!nc.tile) continue;
-            if (nc.farm >= 0)
+            if (nc.pattern >= 0)
                 throw LocatedError(nc.where, "'" + nc.name + "' runs on every worker of farm '" +
-                                                 app.farms[static_cast<size_t>(nc.farm)].name +
+                                                 app.patterns[static_cast<size_t>(nc.pattern)].name +
                                                  "': it cannot be given one tile");
             fixed = nc.tile;
         }

@@ -16,6 +16,9 @@ namespace tp {
 namespace {
 std::atomic<int> g_pool_serial{0};
 
+// Tasks a map keeps in flight: enough to overlap multicast, work and collection.
+constexpr uint32_t kMapSlots = 64;
+
 uint32_t round_to_pool_size(uint64_t n) {
     // 2^k - 1 fits DPDK's ring exactly.
     uint64_t p = 4096;
@@ -85,31 +88,77 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         ChannelSpec cs;
         cs.transport = edge.transport;
         cs.capacity = edge.capacity;
+        Link link;
+        Doorbell* bells[2] = {nullptr, nullptr};
+        const size_t from = plan_.threads.thread_of_node[edge.from], to = plan_.threads.thread_of_node[edge.to];
+        if (from != to) bells[0] = scheduler_->bell(from), bells[1] = scheduler_->bell(to);
         try {
-            links_.push_back(make_desc_channel(cs));
+            if (edge.words) {
+                link.words = make_word_channel(cs);
+                link.words->set_bells(bells[0], bells[1]);
+            } else {
+                link.desc = make_desc_channel(cs);
+                link.desc->set_bells(bells[0], bells[1]);
+            }
         } catch (const std::invalid_argument& ex) {
             throw LocatedError(g.nodes[edge.to].where, ex.what());
         }
-        const size_t from = plan_.threads.thread_of_node[edge.from], to = plan_.threads.thread_of_node[edge.to];
-        if (from != to) links_.back()->set_bells(scheduler_->bell(from), scheduler_->bell(to));
+        links_.push_back(std::move(link));
     }
+    map_slots_.resize(app_.patterns.size());
+    for (size_t p = 0; p < app_.patterns.size(); ++p)
+        if (app_.patterns[p].map) map_slots_[p] = std::make_unique<MapTaskSlots>(kMapSlots, app_.patterns[p].workers);
     for (size_t n = 0; n < g.nodes.size(); ++n) {
-        NodeTaskSpec ts;
-        ts.chain = chains[n];
-        for (size_t e : g.inputs_of(n)) ts.inputs.push_back(links_[e].get());
-        for (size_t e : g.outputs_of(n)) ts.outputs.push_back(links_[e].get());
-        ts.dispatch = ts.outputs.size() > 1 ? g.nodes[n].dispatch : Dispatch::Single;
-        ts.stamp_sequence = g.nodes[n].stamp_sequence;
-        ts.report_drops = g.nodes[n].report_drops;
-        if (g.nodes[n].reorder) {
-            // Bound on numbers in flight: everything the farm's queues and bursts can hold.
-            uint64_t window = 4 * kBurstMax;
-            for (const GraphEdge& edge : g.edges) window += edge.capacity + kBurstMax;
-            ts.reorder_window = static_cast<uint32_t>(window);
-        }
-        tasks_.push_back(std::make_unique<NodeTask>(std::move(ts)));
+        tasks_.push_back(make_task(n, chains[n]));
         scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
     }
+}
+
+std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) {
+    const AppGraph& g = plan_.graph;
+    const GraphNode& node = g.nodes[n];
+    std::vector<Channel<PacketDesc>*> desc_in, desc_out;
+    std::vector<Channel<uint64_t>*> words_in, words_out;
+    Channel<uint64_t>* freed = nullptr;
+    for (size_t e : g.inputs_of(n)) {
+        if (g.edges[e].freed) freed = links_[e].words.get();
+        else if (g.edges[e].words) words_in.push_back(links_[e].words.get());
+        else desc_in.push_back(links_[e].desc.get());
+    }
+    for (size_t e : g.outputs_of(n)) {
+        if (g.edges[e].freed) freed = links_[e].words.get();
+        else if (g.edges[e].words) words_out.push_back(links_[e].words.get());
+        else desc_out.push_back(links_[e].desc.get());
+    }
+    switch (node.role) {
+        case NodeRole::MapEmitter:
+            return std::make_unique<MapEmitterTask>(*map_slots_[static_cast<size_t>(node.pattern)], desc_in, words_out, freed);
+        case NodeRole::MapWorker: {
+            // Outputs in edge order: the tree children, then the collector (app_graph.cpp).
+            Channel<uint64_t>* to_collector = words_out.back();
+            words_out.pop_back();
+            return std::make_unique<MapWorkerTask>(*map_slots_[static_cast<size_t>(node.pattern)], node.worker,
+                                                   std::move(chain), words_in.at(0), words_out, to_collector);
+        }
+        case NodeRole::MapCollector:
+            return std::make_unique<MapCollectorTask>(*map_slots_[static_cast<size_t>(node.pattern)], words_in,
+                                                      desc_out.at(0), freed);
+        case NodeRole::Stages: break;
+    }
+    NodeTaskSpec ts;
+    ts.chain = std::move(chain);
+    ts.inputs = desc_in;
+    ts.outputs = desc_out;
+    ts.dispatch = ts.outputs.size() > 1 ? node.dispatch : Dispatch::Single;
+    ts.stamp_sequence = node.stamp_sequence;
+    ts.report_drops = node.report_drops;
+    if (node.reorder) {
+        // Bound on numbers in flight: everything the farm's queues and bursts can hold.
+        uint64_t window = 4 * kBurstMax;
+        for (const GraphEdge& edge : g.edges) window += edge.capacity + kBurstMax;
+        ts.reorder_window = static_cast<uint32_t>(window);
+    }
+    return std::make_unique<NodeTask>(std::move(ts));
 }
 
 AppRunner::~AppRunner() {

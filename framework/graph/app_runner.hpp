@@ -18,6 +18,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/metrics/run_report.hpp"
+#include "framework/patterns/packet_map.hpp"
 #include "framework/runtime/node_task.hpp"
 #include "framework/runtime/scheduler.hpp"
 
@@ -59,9 +60,16 @@ private:
     AppConfig app_;
     AppPlan plan_;
     std::unique_ptr<MbufPool> pool_;
+    struct Link {  // per graph edge: one of the two
+        std::unique_ptr<Channel<PacketDesc>> desc;
+        std::unique_ptr<Channel<uint64_t>> words;
+    };
+    std::unique_ptr<Task> make_task(size_t node, std::vector<Stage*> chain);
+
     std::vector<Instance> instances_;
-    std::vector<std::unique_ptr<NodeTask>> tasks_;  // per graph node
-    std::vector<std::unique_ptr<Channel<PacketDesc>>> links_;  // per graph edge
+    std::vector<Link> links_;
+    std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
+    std::vector<std::unique_ptr<Task>> tasks_;              // per graph node
     std::unique_ptr<Scheduler> scheduler_;
 };
 

@@ -15,8 +15,8 @@ namespace {
 
 using detail::PayloadPool;
 
-const NetworkConfig& validated(const NetworkConfig& c) {
-    validate(c, EventdevNetwork::kBackend);
+NetworkConfig checked(const NetworkConfig& config) {
+    NetworkConfig c = validated(config, EventdevNetwork::kBackend);
     if (c.tiles > 256)
         throw std::invalid_argument(std::string(EventdevNetwork::kBackend) +
                                     " network: at most 256 tiles (the source rides in an 8-bit event field), got " +
@@ -46,7 +46,7 @@ void check(int rc, const std::string& what) {
 }  // namespace
 
 EventdevNetwork::EventdevNetwork(const NetworkConfig& config)
-    : config_(validated(config)), ledger_(config_, kBackend) {
+    : config_(checked(config)), ledger_(config_, kBackend) {
     const detail::EventDevice device = detail::acquire_event_device();
     dev_ = device.id;
     device_name_ = device.name;

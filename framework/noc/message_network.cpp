@@ -2,14 +2,8 @@
 
 namespace tp::noc {
 
-namespace {
-const NetworkConfig& validated(const NetworkConfig& c) {
-    validate(c, MessageNetwork::kBackend);
-    return c;
-}
-}  // namespace
-
-MessageNetwork::MessageNetwork(const NetworkConfig& config) : config_(validated(config)), ledger_(config_, kBackend) {
+MessageNetwork::MessageNetwork(const NetworkConfig& config)
+    : config_(validated(config, kBackend)), ledger_(config_, kBackend) {
     const size_t n = size_t{config_.tiles} * (config_.queues + 1);
     queues_.reserve(n);
     for (size_t i = 0; i < n; ++i) queues_.push_back(std::make_unique<TileQueue>(config_.queue_words));

@@ -1,5 +1,6 @@
 #include "framework/noc/network_config.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +14,7 @@ NetworkConfig NetworkConfig::for_topology(const Topology& topology) {
     return c;
 }
 
-void validate(const NetworkConfig& c, const char* backend) {
+NetworkConfig validated(NetworkConfig c, const char* backend) {
     const std::string who = std::string(backend) + " network: ";
     auto fail = [&](const std::string& what) { throw std::invalid_argument(who + what); };
     if (c.tiles == 0 || c.tiles > 65535) fail("tiles must be between 1 and 65535, got " + std::to_string(c.tiles));
@@ -21,12 +22,14 @@ void validate(const NetworkConfig& c, const char* backend) {
         fail("queues per tile must be between 1 and 254 (the catch-all comes on top), got " + std::to_string(c.queues));
     if (c.queue_words < 2 || c.queue_words > (1u << 26) || (c.queue_words & (c.queue_words - 1)) != 0)
         fail("queue_words must be a power of two between 2 and 2^26, got " + std::to_string(c.queue_words));
+    if (c.max_payload == 0 && c.queue_words >= 2) c.max_payload = std::min(kMaxPayload, c.queue_words - 1);
     if (c.max_payload == 0 || c.max_payload > kMaxPayload)
         fail("max_payload must be between 1 and " + std::to_string(kMaxPayload) + " words, got " +
              std::to_string(c.max_payload));
     if (c.max_payload + 1 > c.queue_words)
         fail("a " + std::to_string(c.max_payload) + "-word payload plus its header does not fit a " +
              std::to_string(c.queue_words) + "-word queue (max_payload must be at most queue_words - 1)");
+    return c;
 }
 
 }  // namespace tp::noc

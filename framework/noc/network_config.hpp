@@ -32,7 +32,9 @@ struct NetworkConfig {
     uint32_t tiles = 2;
     uint32_t queues = 4;          // demux queues per tile; the catch-all comes on top
     uint32_t queue_words = 128;   // capacity of each queue in words, header included; a power of two
-    uint32_t max_payload = kMaxPayload;  // longest payload accepted; at most queue_words - 1
+    // Longest payload accepted, at most queue_words - 1; 0: as long as the queue allows, up to
+    // kMaxPayload (a network's config() shows the value it resolved to).
+    uint32_t max_payload = 0;
     // Ring a doorbell after every push and pop so that a parked push()/pop() wakes at once
     // (one fence per operation). Off, a parked caller naps briefly and polls again: the
     // choice of interfaces that bring their own doorbells (the `udn` channel transport).
@@ -50,7 +52,8 @@ struct QueueCounters {
     uint64_t stalls = 0;
 };
 
-// Throws std::invalid_argument naming `backend` and the rule a field breaks.
-void validate(const NetworkConfig& config, const char* backend);
+// `config` with max_payload resolved; throws std::invalid_argument naming `backend` and the
+// rule a field breaks.
+NetworkConfig validated(NetworkConfig config, const char* backend);
 
 }  // namespace tp::noc

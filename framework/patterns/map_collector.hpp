@@ -42,28 +42,40 @@ public:
     // Tasks with some, but not all, of their partials.
     uint64_t incomplete() const { return incomplete_; }
 
-    // Counts one partial if one is waiting. True when it completed a task (its id in `task`).
+    // Counts waiting partials until one completes a task: true with its id in `task`; false
+    // when no partial is waiting. Never blocks.
     bool try_collect(uint64_t& task) {
-        uint64_t id;
-        return partials_.try_recv(id) && count(id, task);
+        for (;;) {
+            if (drain(task)) return true;
+            if ((taken_ = partials_.try_recv_burst(buf_, kBurst)) == 0) return false;
+        }
     }
 
     // Waits through `policy` until a task completes: true with its id in `task`; false at end
     // of stream (every worker closed and every partial taken).
     bool next(uint64_t& task, const WaitPolicy& policy = {}) {
         for (;;) {
-            uint64_t id;
-            if (!recv(partials_, id, policy)) {
+            if (drain(task)) return true;
+            if ((taken_ = recv_burst(partials_, buf_, kBurst, policy)) == 0) {
                 if (incomplete_ != 0)
                     throw std::logic_error("map collector: end of stream with " + std::to_string(incomplete_) +
                                            " incomplete task(s)");
                 return false;
             }
-            if (count(id, task)) return true;
         }
     }
 
 private:
+    static constexpr uint32_t kBurst = 32;  // partials taken per receive
+
+    // Counts the partials received and not yet counted, up to the first that completes a task.
+    bool drain(uint64_t& task) {
+        while (counted_ < taken_)
+            if (count(buf_[counted_++], task)) return true;
+        counted_ = taken_ = 0;
+        return false;
+    }
+
     struct Entry {
         uint64_t task = 0;
         uint32_t partials = 0;  // 0: free
@@ -93,6 +105,8 @@ private:
     uint32_t mask_ = 0;
     uint64_t completed_ = 0;
     uint64_t incomplete_ = 0;
+    uint64_t buf_[kBurst];
+    uint32_t taken_ = 0, counted_ = 0;  // buf_[counted_..taken_) are still to count
 };
 
 }  // namespace tp

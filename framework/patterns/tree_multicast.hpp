@@ -150,6 +150,12 @@ public:
                     [&](auto& attempt) { return outputs_[next_]->park_sender(policy, attempt); });
     }
 
+    // Sends refs[0..n) to every output, in order, each output taking the whole burst before
+    // the next gets it, waiting for room through `policy`.
+    void forward_burst(const uint64_t* refs, uint32_t n, const WaitPolicy& policy = {}) {
+        for (Channel<uint64_t>* c : outputs_) send_burst(*c, refs, n, policy);
+    }
+
     // A worker's step: receives the next reference and forwards it to the children before
     // returning it, so the subtree starts while this worker does its own part. At end of
     // stream (input closed and drained) closes the outputs and returns false.
@@ -160,6 +166,19 @@ public:
         }
         forward(ref, policy);
         return true;
+    }
+
+    // The same for bursts: receives between 1 and n references (as many as are waiting),
+    // forwards them all, returns how many; 0 at end of stream, after closing the outputs.
+    // One wake-up and one doorbell per burst and output instead of per reference.
+    uint32_t recv_and_forward_burst(uint64_t* refs, uint32_t n, const WaitPolicy& policy = {}) {
+        const uint32_t got = recv_burst(*input_, refs, n, policy);
+        if (got == 0) {
+            close();
+            return 0;
+        }
+        forward_burst(refs, got, policy);
+        return got;
     }
 
     // End of stream for everything downstream of this node (call after the last forward).

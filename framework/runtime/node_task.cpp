@@ -4,18 +4,13 @@
 #include <rte_prefetch.h>
 
 #include "framework/runtime/sequence_field.hpp"
+#include "framework/runtime/stage_chain.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
 namespace {
-uint64_t burst_bytes(const Burst& b) {
-    uint64_t bytes = 0;
-    for (const auto& d : b) bytes += frame_length(d);
-    return bytes;
-}
-
-// Outputs of `n` among `w` without a division: the high half of hash x w.
+// The output for a flow hash among `w`, without a division: the high half of hash x w.
 inline uint32_t pick(uint32_t hash, uint32_t w) {
     return static_cast<uint32_t>((uint64_t(hash) * w) >> 32);
 }
@@ -116,26 +111,7 @@ bool NodeTask::take(Burst& b) {
 }
 
 void NodeTask::run_chain(Burst& b, size_t from) {
-    for (size_t i = from; i < s_.chain.size(); ++i) {
-        if (b.n == 0) return;
-        Stage* st = s_.chain[i];
-        StageStats& c = st->stats();
-        const uint16_t n = b.n;
-        c.in.add(n);
-        c.bursts.inc();
-        const uint64_t drops_before = c.drops.get();
-        const uint64_t bytes = st->kind() == StageKind::Sink ? burst_bytes(b) : 0;
-        const uint64_t t0 = rte_rdtsc();
-        st->process(b);
-        c.cycles.add(rte_rdtsc() - t0);
-        if (st->kind() == StageKind::Sink) {
-            c.out.add(n - (c.drops.get() - drops_before));
-            c.bytes_out.add(bytes);
-            b.n = 0;
-        } else {
-            c.out.add(b.n);
-        }
-    }
+    run_stage_chain(std::span<Stage* const>(s_.chain).subspan(from), b);
 }
 
 void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {

@@ -20,6 +20,7 @@
 #include "framework/channel/channel.hpp"
 #include "framework/graph/app_graph.hpp"
 #include "framework/runtime/reorder_window.hpp"
+#include "framework/runtime/task.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
@@ -34,13 +35,13 @@ struct NodeTaskSpec {
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
 };
 
-class NodeTask {
+class NodeTask final : public Task {
 public:
     explicit NodeTask(NodeTaskSpec spec);
 
     // True when it moved at least one packet or reached end of stream.
-    bool poll();
-    bool done() const { return done_; }
+    bool poll() override;
+    bool done() const override { return done_; }
 
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none

@@ -20,18 +20,18 @@ Scheduler::Scheduler(const std::vector<int>& cpus, IdleBackoff backoff) : backof
 
 Scheduler::~Scheduler() { join(); }
 
-void Scheduler::add_task(size_t thread, NodeTask* task) { tiles_.at(thread)->tasks.push_back(task); }
+void Scheduler::add_task(size_t thread, Task* task) { tiles_.at(thread)->tasks.push_back(task); }
 
 bool Scheduler::poll_all(Tile& t) {
     bool any = false;
-    for (NodeTask* task : t.tasks) any |= task->poll();
+    for (Task* task : t.tasks) any |= task->poll();
     return any;
 }
 
 namespace {
-size_t live_tasks(const std::vector<NodeTask*>& tasks) {
+size_t live_tasks(const std::vector<Task*>& tasks) {
     size_t live = 0;
-    for (const NodeTask* task : tasks) live += task->done() ? 0 : 1;
+    for (const Task* task : tasks) live += task->done() ? 0 : 1;
     return live;
 }
 }  // namespace

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "framework/runtime/doorbell.hpp"
-#include "framework/runtime/node_task.hpp"
+#include "framework/runtime/task.hpp"
 
 namespace tp {
 
@@ -31,7 +31,7 @@ public:
     ~Scheduler();
 
     size_t threads() const { return tiles_.size(); }
-    void add_task(size_t thread, NodeTask* task);
+    void add_task(size_t thread, Task* task);
     Doorbell* bell(size_t thread) { return &tiles_[thread]->bell; }
     int cpu(size_t thread) const { return tiles_[thread]->cpu; }
 
@@ -46,7 +46,7 @@ public:
 private:
     struct Tile {
         int cpu = -1;
-        std::vector<NodeTask*> tasks;
+        std::vector<Task*> tasks;
         Doorbell bell;
         std::thread thread;
         std::chrono::steady_clock::time_point end;

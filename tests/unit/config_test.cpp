@@ -125,15 +125,15 @@ TEST(AppConfig, FarmWorkersAreStagesInPlaceAndNamed) {
         "pipeline:\n  - synth\n  - farm:\n      workers: 3\n      dispatch: flow_hash\n"
         "      worker:\n        - pass\n        - stage: parse\n  - drop\n",
         "f.yaml");
-    ASSERT_EQ(app.farms.size(), 1u);
-    const FarmConfig& f = app.farms[0];
+    ASSERT_EQ(app.patterns.size(), 1u);
+    const PatternConfig& f = app.patterns[0];
     EXPECT_EQ(f.name, "farm");
     EXPECT_EQ(f.workers, 3u);
     EXPECT_EQ(f.dispatch, "flow_hash");
     EXPECT_EQ(f.collect, "unordered");
     EXPECT_EQ(f.last - f.first, 2u);
     EXPECT_EQ(app.pipeline[f.first].name, "pass");
-    EXPECT_EQ(app.pipeline[f.first].farm, 0);
+    EXPECT_EQ(app.pipeline[f.first].pattern, 0);
     EXPECT_EQ(app.elements.size(), 3u);
 }
 

@@ -75,7 +75,10 @@ TYPED_TEST(NetworkContract, ConfigsThatBreakAShapeRuleAreRejectedWithTheRule) {
     c.queues = 0;
     EXPECT_NE(message(c).find("queues per tile must be between 1 and 254"), std::string::npos) << message(c);
     c = shape(2, 4, 64);
+    c.max_payload = 127;
     EXPECT_NE(message(c).find("does not fit a 64-word queue"), std::string::npos) << message(c);
+    c.max_payload = 0;  // as long as the queue allows
+    EXPECT_EQ(TypeParam(c).config().max_payload, 63u);
     c = shape(0);
     EXPECT_NE(message(c).find("tiles must be between 1"), std::string::npos) << message(c);
     EXPECT_NE(message(c).find(TypeParam::kBackend), std::string::npos) << message(c);
@@ -503,7 +506,7 @@ TEST(MessageNetwork, ATopologyGivesTheNetworkItsTiles) {
     EXPECT_EQ(c.tiles, 64u);
     EXPECT_EQ(c.queues, 4u);
     EXPECT_EQ(c.queue_words, 128u);
-    EXPECT_EQ(c.max_payload, 127u);
+    EXPECT_EQ(MessageNetwork(c).config().max_payload, 127u);
 }
 
 }  // namespace

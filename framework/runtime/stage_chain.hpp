@@ -1,0 +1,19 @@
+// Running a chain of stages on one burst, run-to-completion, with the per-stage accounting
+// every tile does the same way: `in`, `out` (a sink's out = in - its drops), bytes delivered by
+// sinks, bursts, and TSC cycles inside process(). Stops early when the burst empties.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "descriptors/burst.hpp"
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+
+void run_stage_chain(std::span<Stage* const> chain, Burst& b);
+
+// Frame bytes of a burst.
+uint64_t burst_bytes(const Burst& b);
+
+}  // namespace tp
