@@ -138,6 +138,7 @@ public:
         f.map = map;
         f.where = at(file_, n.Mark());
         YAML::Node worker;
+        bool has_worker = false;
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
             const YAML::Node& v = it->second;
@@ -164,10 +165,12 @@ public:
             } else if (k == "queue") {
                 f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
                 check_pow2(v, f.queue);
-            } else if (k == "worker") worker = v;
-            else fail(it->first, "unknown " + kind + " key '" + k + "' (known: " + keys + ")");
+            } else if (k == "worker") {
+                worker = v;
+                has_worker = true;
+            } else fail(it->first, "unknown " + kind + " key '" + k + "' (known: " + keys + ")");
         }
-        if (!worker) fail(n, kind + " has no 'worker:' (the stages each worker runs)");
+        if (!has_worker) fail(n, kind + " has no 'worker:' (the stages each worker runs)");
         YAML::Node chain = worker;
         if (worker.IsMap()) {
             if (map || !worker["pipeline"] || worker.size() != 1)

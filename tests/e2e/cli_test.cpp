@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/eal_fixture.hpp"
@@ -155,6 +156,51 @@ TEST(Cli, EverySubcommandHasHelpAndValidateChecksWithoutRunning) {
     const CommandResult v = tilepipe("validate conf/default.yaml");
     EXPECT_EQ(v.status, 0) << v.err;
     EXPECT_EQ(v.out, "conf/default.yaml: ok: synth -> parse -> drop\n");
+}
+
+TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {
+    const std::string cap = pcaps_dir() + "/pcpp__example.pcap";
+    const long expected = tcpdump_view(cap).packets;
+    int configs = 0;
+    for (const std::string dir : {"conf", "conf/bench"}) {
+        for (const auto& entry : fs::directory_iterator(source_root() + "/" + dir)) {
+            if (entry.path().extension() != ".yaml") continue;
+            const std::string conf = dir + "/" + entry.path().filename().string();
+            SCOPED_TRACE(conf);
+            const CommandResult v = tilepipe("validate " + conf);
+            EXPECT_EQ(v.status, 0) << v.err;
+            const nlohmann::json j = run_json("run " + conf + " --pcap " + cap + " --loop 1");
+            if (j.is_discarded()) continue;
+            EXPECT_EQ(j["packets"].get<long>(), expected);
+            EXPECT_EQ(j["unaccounted"], 0);
+            EXPECT_TRUE(j["pools_full"].get<bool>());
+            ++configs;
+        }
+    }
+    EXPECT_GE(configs, 6);
+}
+
+TEST(Cli, TopoShowsEveryTileAndChannelHop) {
+    const std::string json = tmp_path("topo.json");
+    const CommandResult r = tilepipe("topo conf/farm.yaml --topology tilepro64 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("tilepro64"), std::string::npos);
+    EXPECT_NE(r.out.find("##"), std::string::npos);  // the reserved OS row
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["width"], 8);
+    EXPECT_EQ(j["usable"], 56);
+    EXPECT_EQ(j["reserved"].size(), 8u);
+    std::set<std::pair<int, int>> tiles;
+    for (const auto& n : j["nodes"]) {
+        const int x = n["tile"][0], y = n["tile"][1];
+        EXPECT_LT(y, 7) << "a node on a reserved tile";
+        EXPECT_TRUE(tiles.insert({x, y}).second) << "two nodes on one tile";
+    }
+    for (const auto& c : j["channels"]) EXPECT_GE(c["hops"].get<int>(), 1);
+    fs::remove(json);
+    const CommandResult bad = tilepipe("topo conf/farm.yaml --topology cray1");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("unknown topology 'cray1'"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -154,6 +154,24 @@ TEST(AppConfig, FarmMistakesAreLocated) {
               std::string::npos);
 }
 
+TEST(AppConfig, MapsTakeMulticastAndRejectFarmOnlyKeys) {
+    const AppConfig app = parse_app_config(
+        "pipeline:\n  - synth\n  - map:\n      workers: 6\n      multicast: linear\n      worker: [parse]\n  - drop\n",
+        "m.yaml");
+    ASSERT_EQ(app.patterns.size(), 1u);
+    EXPECT_TRUE(app.patterns[0].map);
+    EXPECT_EQ(app.patterns[0].name, "map");
+    EXPECT_EQ(app.patterns[0].multicast, "linear");
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - map:\n      dispatch: flow_hash\n      worker: [pass]\n  - drop\n")
+                  .rfind("app.yaml:4:7: unknown map key 'dispatch'", 0),
+              0u);
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - map:\n      multicast: star\n      worker: [pass]\n  - drop\n")
+                  .rfind("app.yaml:4:18: unknown multicast 'star'", 0),
+              0u);
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - map:\n      worker: [drop]\n").find("a map worker runs processors"),
+              std::string::npos);
+}
+
 TEST(AppConfig, PcapOverrideReplacesTheSourceAndKeepsItsName) {
     AppConfig app = parse_app_config("pipeline:\n  - stage: synth\n    name: src\n  - drop\n", "a.yaml");
     replace_source_with_pcap(app, "x.pcap");
