@@ -45,8 +45,9 @@ TEST(AppRunner, SixtyFourNodePipelineOnFewCpusRunsToCompletion) {
     const RunReport r = run_yaml(yaml);
     EXPECT_EQ(r.stages.size(), 64u);
     EXPECT_EQ(r.delivered, 50000u);
-    for (const auto& s : r.stages)
+    for (const auto& s : r.stages) {
         if (s.kind == "processor") EXPECT_EQ(s.out, 50000u) << s.name;
+    }
     expect_accounted(r);
 }
 
