@@ -113,7 +113,7 @@ OneWay measure_raw_k(const Common& c, uint64_t iters, uint32_t k) {
     return measure(
         c, iters,
         [&](uint64_t i) {
-            there[at(i)].v.store(i, std::memory_order_release);
+            there[at(i)].v.store(i, std::memory_order_release);  // as raw: the word is the message
             while (back[at(i)].v.load(std::memory_order_acquire) != i) cpu_pause();
             return true;
         },

@@ -71,7 +71,7 @@ private:
         noc::NetworkConfig c;
         c.tiles = 2;
         c.queues = 1;
-        c.queue_words = std::bit_ceil(kChannels * k * (1 + kWords));
+        c.queue_words = std::bit_ceil(2 * kChannels * k * (1 + kWords));  // slack, as UdnChannel
         c.max_payload = kWords;
         c.doorbells = false;
         return c;

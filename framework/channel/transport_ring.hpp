@@ -36,8 +36,32 @@ public:
         for (uint64_t i = 0; i <= slot_mask_; ++i) new (&slots_[i]) T{};
     }
 
-    bool try_send(const T& item) override { return try_send_burst(&item, 1) == 1; }
-    bool try_recv(T& item) override { return try_recv_burst(&item, 1) == 1; }
+    // Single items skip the burst bookkeeping: same protocol, fewer instructions.
+    bool try_send(const T& item) override {
+        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // only we write it
+        if (tail - prod_.head_cache == capacity_) {
+            // acquire: the consumer finished reading the slot before publishing `head`.
+            prod_.head_cache = cons_.head.load(std::memory_order_acquire);
+            if (tail - prod_.head_cache == capacity_) return false;
+        }
+        slots_[tail & slot_mask_] = item;
+        prod_.tail.store(tail + 1, std::memory_order_release);  // slot written before tail moves
+        if (Doorbell* b = this->receiver_bell()) b->ring();
+        return true;
+    }
+
+    bool try_recv(T& item) override {
+        const uint64_t head = cons_.head.load(std::memory_order_relaxed);  // only we write it
+        if (head == cons_.tail_cache) {
+            // acquire: pairs with the producer's release of `tail`, so the slot is visible.
+            cons_.tail_cache = prod_.tail.load(std::memory_order_acquire);
+            if (head == cons_.tail_cache) return false;
+        }
+        item = slots_[head & slot_mask_];
+        cons_.head.store(head + 1, std::memory_order_release);  // slot read before it is reused
+        if (Doorbell* b = this->sender_bell()) b->ring();
+        return true;
+    }
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
         const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // only we write it

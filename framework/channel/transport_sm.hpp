@@ -68,7 +68,7 @@ private:
 template <typename T, typename Layout = SmSplitLayout<T>>
 class SmChannel final : public Channel<T> {
 public:
-    SmChannel(uint32_t k, int socket = -1)
+    explicit SmChannel(uint32_t k, int socket = -1)
         : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), slots_(k, socket) {
         tx_.limit = k_;  // every slot starts free
     }

@@ -5,7 +5,7 @@
 // An item travels as one message of sizeof(T)/8 payload words (one for a word, two for a
 // PacketDesc); capacity K is the number of credits, so exactly K items fit. Built by the
 // factory (`transport: udn`), a channel gets a private two-tile network (tile 0 sends, tile
-// 1 receives) whose queues are sized to hold K messages; the TILEPro64's 128-word queues
+// 1 receives) whose queues are sized to hold 2K messages; the TILEPro64's 128-word queues
 // would cap K at 64 for words (K <= 128/2), so the emulation grows them instead of refusing.
 // Built on a shared network, it is a CreditChannel there and that network's bound applies.
 // Ordering: FIFO, exactly once. Thread-safety: one sender thread, one receiver thread (on
@@ -101,7 +101,10 @@ private:
         noc::NetworkConfig c;
         c.tiles = 2;
         c.queues = 1;
-        c.queue_words = std::bit_ceil(std::max<uint32_t>(2, credits * (1 + kWords)));
+        // Twice the room the credits need, so the sender refreshes its copy of the receiver's
+        // head once per K messages rather than once per message when the queue is full.
+        const uint64_t need = uint64_t{credits} * (1 + kWords);
+        c.queue_words = static_cast<uint32_t>(2 * need <= (1u << 25) ? std::bit_ceil(2 * need) : std::bit_ceil(need));
         c.max_payload = kWords;
         c.doorbells = false;  // the Channel's own doorbells wake its ends
         return c;

@@ -73,6 +73,10 @@ public:
         h.word = header;
         // release: header and payload are visible to a receiver that acquires this sequence.
         h.seq.store(tail + 1, std::memory_order_release);
+        // Ask now for the line two ahead of the next message: by the time a sender writes
+        // there the line is its own, so no later locked instruction of this thread waits for
+        // another core to give it up. Never the line the receiver polls when it has caught up.
+        if (mask_ + 1 >= kPrefetchMinSlots) prefetch_for_write(&slots_[(tail + need + kPrefetchAhead) & mask_]);
         return true;
     }
 
@@ -110,17 +114,33 @@ public:
     Doorbell& space_bell() { return space_bell_; }  // senders park here while full
 
 private:
+    static constexpr uint64_t kPrefetchAhead = 8;      // slots: two 64-byte lines
+    static constexpr uint64_t kPrefetchMinSlots = 64;  // smaller rings: the line may be in use
+
+    static void prefetch_for_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+        asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));  // a NOP where unsupported
+#else
+        __builtin_prefetch(p, 1, 3);
+#endif
+    }
+
     // True when positions [tail, tail + need) are free: the receiver's head has passed them.
-    bool has_room(uint64_t tail, uint64_t need) {
+    // A stale `tail` (a sender that lost a race) that is behind head is reloaded; one that is
+    // not only errs towards full, and the CAS catches it anyway.
+    bool has_room(uint64_t& tail, uint64_t need) {
         // acquire: pairs with the release that stored this copy of head, which carries the
         // receiver's release of head: its reads of the slots we are about to reuse are done.
         uint64_t head = prod_.head_cache.load(std::memory_order_acquire);
-        if (tail + need - head <= capacity()) return true;
+        if (tail >= head && tail + need - head <= capacity()) return true;
         // acquire: pairs with the receiver's release of head (same reason).
         head = cons_.head.load(std::memory_order_acquire);
         // release: the next sender that acquires this copy inherits that ordering.
         prod_.head_cache.store(head, std::memory_order_release);
-        return tail + need - head <= capacity();  // a stale tail only errs towards full
+        // relaxed: the reservation of every popped message happened before the acquire above,
+        // so the tail read now is at least head.
+        if (tail < head) tail = prod_.tail.load(std::memory_order_relaxed);
+        return tail + need - head <= capacity();
     }
 
     struct Slot {

@@ -8,7 +8,7 @@
 //     pure spin there burns the time slice the other side needs and collapses throughput);
 //  3. park: sleep on a futex (Doorbell) until the other side rings it after making progress,
 //     with `park_timeout` as a safety net; without a doorbell, nap `nap_without_bell`.
-// The defaults spin for about a microsecond and yield a few times before sleeping. A policy
+// The defaults spin for a few microseconds and yield a few times before sleeping. A policy
 // is a plain value, safe to share between threads; `wait` is reentrant.
 #pragma once
 

@@ -1,0 +1,211 @@
+#include "stages/ethdev_port.hpp"
+
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace tp {
+
+namespace {
+
+struct PortUse {
+    uint32_t users = 0;
+    uint16_t queues = 0;
+    std::string vdev;  // the virtual device the registry created, to remove at the end
+};
+
+std::mutex g_mutex;
+std::map<uint16_t, PortUse> g_ports;
+uint64_t g_configurations = 0;
+
+// Most mbufs taken back out of one RX queue at the last release: a generator (net_null)
+// never runs dry.
+constexpr uint32_t kDrainMax = 1u << 16;
+
+std::string dpdk_reason(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
+
+bool looks_like_pci_address(const std::string& name) {
+    // DDDD:BB:DD.F or BB:DD.F
+    const auto colon = name.rfind(':');
+    const auto dot = name.rfind('.');
+    return colon != std::string::npos && dot != std::string::npos && dot > colon &&
+           name.find_first_not_of("0123456789abcdefABCDEF:.") == std::string::npos;
+}
+
+std::string known_ports() {
+    std::string list;
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid) {
+        char name[RTE_ETH_NAME_MAX_LEN];
+        if (rte_eth_dev_get_name_by_port(pid, name) != 0) continue;
+        list += list.empty() ? "" : ", ";
+        list += name;
+    }
+    return list.empty() ? "none" : list;
+}
+
+// Finds or creates the port; sets `created` to the vdev name when it made one.
+uint16_t find_or_create(const std::string& device, std::string& created) {
+    const auto comma = device.find(',');
+    const std::string name = device.substr(0, comma);
+    const std::string args = comma == std::string::npos ? "" : device.substr(comma + 1);
+    if (name.empty()) throw std::runtime_error("empty device name");
+    uint16_t pid;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) == 0) return pid;
+
+    if (name.rfind("net_", 0) == 0) {
+        const int rc = rte_eal_hotplug_add("vdev", name.c_str(), args.c_str());
+        if (rc != 0)
+            throw std::runtime_error("cannot create virtual device '" + device + "': " +
+                                     dpdk_reason(rc));
+        if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0) {
+            rte_eal_hotplug_remove("vdev", name.c_str());
+            throw std::runtime_error("virtual device '" + device + "' is not an ethdev port");
+        }
+        created = name;
+        return pid;
+    }
+    if (looks_like_pci_address(name)) {
+        const int rc = rte_eal_hotplug_add("pci", name.c_str(), args.c_str());
+        if (rc == 0 && rte_eth_dev_get_port_by_name(name.c_str(), &pid) == 0) return pid;
+        throw std::runtime_error("cannot probe PCI device '" + name + "'" +
+                                 (rc != 0 ? ": " + dpdk_reason(rc) : std::string()) +
+                                 " (is it bound to vfio-pci or uio, and allowed by EAL?)");
+    }
+    throw std::runtime_error("no port named '" + name + "' (ports: " + known_ports() +
+                             "; a virtual device spec starts with its driver, e.g. net_null0)");
+}
+
+void configure_and_start(uint16_t pid, const PortRequest& r) {
+    rte_eth_dev_info info{};
+    int rc = rte_eth_dev_info_get(pid, &info);
+    if (rc != 0) throw std::runtime_error("cannot read device info: " + dpdk_reason(rc));
+    if (r.queues > info.max_rx_queues || r.queues > info.max_tx_queues)
+        throw std::runtime_error(std::to_string(r.queues) + " queues asked, the device has at most " +
+                                 std::to_string(info.max_rx_queues) + " RX and " +
+                                 std::to_string(info.max_tx_queues) + " TX queues");
+
+    rte_eth_conf conf{};
+    if (r.queues > 1) {
+        const uint64_t hf =
+            info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+        if (hf != 0) {
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_hf = hf;
+            if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH)
+                conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
+        }
+    }
+    if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+        conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    rc = rte_eth_dev_configure(pid, r.queues, r.queues, &conf);
+    if (rc != 0) throw std::runtime_error("cannot configure the port: " + dpdk_reason(rc));
+    ++g_configurations;
+
+    uint16_t rxd = r.rxd;
+    uint16_t txd = r.txd;
+    rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rxd, &txd);
+    if (rc != 0) throw std::runtime_error("cannot fit the descriptor counts: " + dpdk_reason(rc));
+    int socket = r.socket >= 0 ? r.socket : rte_eth_dev_socket_id(pid);
+    if (socket < 0) socket = SOCKET_ID_ANY;
+    for (uint16_t q = 0; q < r.queues; ++q) {
+        rc = rte_eth_rx_queue_setup(pid, q, rxd, static_cast<unsigned>(socket), nullptr, r.pool);
+        if (rc != 0)
+            throw std::runtime_error("cannot set up RX queue " + std::to_string(q) + ": " + dpdk_reason(rc));
+        rc = rte_eth_tx_queue_setup(pid, q, txd, static_cast<unsigned>(socket), nullptr);
+        if (rc != 0)
+            throw std::runtime_error("cannot set up TX queue " + std::to_string(q) + ": " + dpdk_reason(rc));
+    }
+    if (r.promisc) {
+        rc = rte_eth_promiscuous_enable(pid);
+        if (rc != 0 && rc != -ENOTSUP)
+            throw std::runtime_error("cannot enable promiscuous mode: " + dpdk_reason(rc));
+    }
+    rc = rte_eth_dev_start(pid);
+    if (rc != 0) throw std::runtime_error("cannot start the port: " + dpdk_reason(rc));
+}
+
+// Frees what the port's queues still hold, stops it, and removes a device the registry made.
+void shut_down(uint16_t pid, const PortUse& use) {
+    rte_eth_dev_info info{};
+    const bool started = rte_eth_dev_info_get(pid, &info) == 0 && info.nb_rx_queues > 0;
+    if (started) {
+        rte_mbuf* m[32];
+        for (uint16_t q = 0; q < use.queues; ++q) {
+            rte_eth_tx_done_cleanup(pid, q, 0);
+            for (uint32_t drained = 0; drained < kDrainMax;) {
+                const uint16_t n = rte_eth_rx_burst(pid, q, m, 32);
+                if (n == 0) break;
+                rte_pktmbuf_free_bulk(m, n);
+                drained += n;
+            }
+        }
+    }
+    rte_eth_dev_stop(pid);
+    if (!use.vdev.empty()) {
+        rte_eth_dev_close(pid);
+        rte_eal_hotplug_remove("vdev", use.vdev.c_str());
+    }
+}
+
+}  // namespace
+
+uint16_t ethdev_port_acquire(const PortRequest& r) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::string created;
+    const uint16_t pid = find_or_create(r.device, created);
+    auto it = g_ports.find(pid);
+    if (it != g_ports.end()) {
+        if (r.queue >= it->second.queues)
+            throw std::runtime_error("queue " + std::to_string(r.queue) + " does not exist: the port's first user configured " +
+                                     std::to_string(it->second.queues) + " queue(s)");
+        ++it->second.users;
+        return pid;
+    }
+    if (r.queue >= r.queues)
+        throw std::runtime_error("queue " + std::to_string(r.queue) + " does not exist with " +
+                                 std::to_string(r.queues) + " queue(s)");
+    PortUse use;
+    use.queues = r.queues;
+    use.vdev = created;
+    try {
+        configure_and_start(pid, r);
+    } catch (...) {
+        rte_eth_dev_stop(pid);
+        if (!created.empty()) {
+            rte_eth_dev_close(pid);
+            rte_eal_hotplug_remove("vdev", created.c_str());
+        }
+        throw;
+    }
+    use.users = 1;
+    g_ports.emplace(pid, use);
+    return pid;
+}
+
+void ethdev_port_release(uint16_t port_id) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_ports.find(port_id);
+    if (it == g_ports.end()) return;
+    if (--it->second.users > 0) return;
+    shut_down(port_id, it->second);
+    g_ports.erase(it);
+}
+
+uint32_t ethdev_port_users(uint16_t port_id) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_ports.find(port_id);
+    return it == g_ports.end() ? 0 : it->second.users;
+}
+
+uint64_t ethdev_port_configurations() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_configurations;
+}
+
+}  // namespace tp

@@ -1,0 +1,52 @@
+// EthdevPort: the process-wide registry of DPDK ethdev ports that `port` and `port_out` stages
+// use, so that several stage instances (one per RX or TX queue) share one configured port.
+//
+// A device is named as a user writes it: a PCI address (`0000:01:00.0`), the name of a port
+// that already exists, or a virtual device spec (`net_pcap0,rx_pcap=in.pcap`, `net_null0`,
+// `net_ring0`) which is created on the vdev bus (rte_eal_hotplug_add) when no port of that name exists yet.
+//
+// The first user of a port configures it (RSS over IP/TCP/UDP when it asks for more than one
+// queue and the device can hash), sets up every RX queue (receiving into the user's pool) and
+// every TX queue, and starts it; later users only check that their queue exists. The last
+// user to release it drains what its RX queues still hold (freeing those mbufs), stops it, and
+// removes the virtual device when the registry created it. RX and TX get the same number of
+// queues.
+//
+// Thread-safety: acquire and release are serialised by one mutex (they run at open and close,
+// never on the hot path). Errors are std::runtime_error carrying DPDK's reason; the stages
+// turn them into LocatedError at their `device` parameter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+struct rte_mempool;
+
+namespace tp {
+
+struct PortRequest {
+    std::string device;            // as the user wrote it
+    uint16_t queue = 0;            // the queue this user polls (RX for a source, TX for a sink)
+    uint16_t queues = 1;           // RX and TX queues to configure when first
+    uint16_t rxd = 1024;           // descriptors per RX queue
+    uint16_t txd = 1024;           // descriptors per TX queue
+    bool promisc = true;           // promiscuous mode when first
+    rte_mempool* pool = nullptr;   // where RX queues receive into
+    int socket = -1;               // NUMA node for the queues, -1 = the port's
+};
+
+// Opens (creating, configuring and starting when first) the port `r.device` names and returns
+// its ethdev port id. Throws std::runtime_error with the reason when the device is unknown,
+// cannot be created, configured or started, or lacks queue `r.queue`.
+uint16_t ethdev_port_acquire(const PortRequest& r);
+
+// Drops one use of `port_id`; the last one stops it (and removes a virtual device it created).
+void ethdev_port_release(uint16_t port_id);
+
+// Current users of `port_id` (0 when the registry does not hold it).
+uint32_t ethdev_port_users(uint16_t port_id);
+
+// How many times the registry has configured a port since the process started.
+uint64_t ethdev_port_configurations();
+
+}  // namespace tp

@@ -1,0 +1,116 @@
+#include "stages/port_source.hpp"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+#include "stages/ethdev_port.hpp"
+
+namespace tp {
+
+namespace {
+
+uint16_t checked_u16(const ParamValues& p, const char* name, uint64_t lowest) {
+    const uint64_t v = p.get_uint(name);
+    if (v < lowest || v > UINT16_MAX)
+        p.fail(name, std::string("'") + name + "' must be between " + std::to_string(lowest) +
+                         " and 65535, got " + std::to_string(v));
+    return static_cast<uint16_t>(v);
+}
+
+// A net_pcap device replaying a file once: it goes quiet at the end instead of saying so.
+bool reads_pcap_file_once(const std::string& device) {
+    return device.rfind("net_pcap", 0) == 0 && device.find("rx_pcap=") != std::string::npos &&
+           device.find("infinite_rx=1") == std::string::npos;
+}
+
+}  // namespace
+
+PortSource::PortSource(const ParamValues& params)
+    : Stage(kKind),
+      params_(params),
+      queue_(checked_u16(params, "queue", 0)),
+      queues_(checked_u16(params, "queues", 1)),
+      rxd_(checked_u16(params, "rxd", 1)),
+      limit_(params.get_uint("packets")),
+      idle_seconds_(params.get_double("idle_timeout")) {
+    if (queue_ >= queues_)
+        params.fail("queue", "'queue' " + std::to_string(queue_) + " does not exist: the port gets " +
+                                 std::to_string(queues_) + " queue(s) ('queues')");
+    if (idle_seconds_ < 0) params.fail("idle_timeout", "'idle_timeout' must be positive (0 = never)");
+    if (!params.given("idle_timeout") && reads_pcap_file_once(params.get_string("device")))
+        idle_seconds_ = kPcapFileIdleSeconds;
+}
+
+PortSource::~PortSource() { close(); }
+
+void PortSource::open(StageEnv& env) {
+    if (env.pool == nullptr) throw std::logic_error("port source opened without a packet pool");
+    PortRequest r;
+    r.device = params_.get_string("device");
+    r.queue = queue_;
+    r.queues = queues_;
+    r.rxd = rxd_;
+    r.promisc = params_.get_bool("promisc");
+    r.pool = env.pool->get();
+    r.socket = env.socket;
+    try {
+        port_id_ = ethdev_port_acquire(r);
+    } catch (const std::runtime_error& e) {
+        params_.fail("device", r.device + ": " + e.what());
+    }
+    opened_ = true;
+    desc_port_ = env.port;
+    received_ = 0;
+    last_rx_tsc_ = 0;
+    idle_cycles_ = static_cast<uint64_t>(idle_seconds_ * double(rte_get_tsc_hz()));
+}
+
+SourceStatus PortSource::produce(Burst& b) {
+    if (!opened_ || (limit_ != 0 && received_ >= limit_)) return SourceStatus::Done;
+    const uint16_t want =
+        limit_ == 0 ? kBurstMax : static_cast<uint16_t>(std::min<uint64_t>(kBurstMax, limit_ - received_));
+    rte_mbuf* m[kBurstMax];
+    const uint16_t n = rte_eth_rx_burst(port_id_, queue_, m, want);
+    if (n == 0) {
+        if (idle_cycles_ == 0) return SourceStatus::Idle;
+        const uint64_t now = rte_rdtsc();
+        if (last_rx_tsc_ == 0) last_rx_tsc_ = now;  // the silence counts from the first poll
+        return now - last_rx_tsc_ >= idle_cycles_ ? SourceStatus::Done : SourceStatus::Idle;
+    }
+    for (uint16_t i = 0; i < n; ++i) {
+        const rte_mbuf* mb = m[i];
+        const uint32_t hash = (mb->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ? mb->hash.rss : 0;
+        b.d[i] = PacketDesc{m[i], hash, saturate_length(rte_pktmbuf_pkt_len(mb)), desc_port_, 0};
+    }
+    b.n = n;
+    received_ += n;
+    if (idle_cycles_ != 0) last_rx_tsc_ = rte_rdtsc();
+    return SourceStatus::Produced;
+}
+
+void PortSource::close() {
+    if (!opened_) return;
+    opened_ = false;
+    ethdev_port_release(port_id_);
+}
+
+TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev port (NIC or virtual PMD)",
+               param<std::string>("device", required,
+                                  "PCI address, existing port name, or vdev spec created at open "
+                                  "(net_pcap0,rx_pcap=FILE / net_ring0 / net_null0 / net_tap0 / net_af_packet0,iface=IF)"),
+               param<uint64_t>("queue", 0, "RX queue this instance reads"),
+               param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS"),
+               param<uint64_t>("rxd", 1024, "descriptors per RX queue"),
+               param<bool>("promisc", true, "put the port in promiscuous mode"),
+               param<uint64_t>("packets", 0, "end of stream after this many packets; 0 = until stopped"),
+               param<double>("idle_timeout", 0,
+                             "end of stream after this many seconds without a packet; 0 = never "
+                             "(an rx_pcap file device without infinite_rx=1 defaults to 0.25)"));
+
+}  // namespace tp

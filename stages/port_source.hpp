@@ -1,0 +1,78 @@
+// PortSource (`port`): receives packets from one RX queue of a DPDK ethdev port: a real NIC, or
+// any virtual PMD (net_pcap, net_ring, net_tap, net_af_packet, net_null), so the same app runs
+// on captures, loopbacks and NICs.
+//
+// Synopsis
+//   source: { stage: port, device: "0000:01:00.0", queue: 0, queues: 4 }
+//   source: { stage: port, device: "net_pcap0,rx_pcap=caps/web.pcap" }
+//
+// Parameters
+//   device        PCI address, name of an existing port, or a virtual device   required
+//                 spec (created at open when no port of that name exists)
+//   queue         RX queue this instance reads                                default 0
+//   queues        RX (and TX) queues configured on the port; > 1 turns on RSS default 1
+//   rxd           descriptors per RX queue                                    default 1024
+//   promisc       promiscuous mode                                            default true
+//   packets       end of stream after this many packets, 0 = until stopped    default 0
+//   idle_timeout  end of stream after this many seconds with nothing          default 0
+//                 received, 0 = never (see below for rx_pcap devices)
+//
+// Several instances (one per queue, e.g. the workers of an emitter-less farm) share the port:
+// the first to open configures and starts it with `queues`, `rxd`, `promisc` and its packet
+// pool; the others only read their queue (see EthdevPort). The last to close stops the port.
+//
+// A NIC must be handed to EAL, which otherwise starts with --no-pci: `tilepipe run app.yaml
+// --eal "-a 0000:01:00.0"` probes it at start, and `device` then names its PCI address.
+//
+// A net_pcap device reading a file (`rx_pcap=`, without `infinite_rx=1`) never says that the
+// file ended: it just stops delivering. Unless `idle_timeout` is given, such a source ends its
+// stream after 0.25 s without a packet.
+//
+// Descriptors: flow_hash is the NIC's RSS hash when the mbuf carries one (else 0, for `parse`
+// to fill), port is the app's port id for this source, type 0. mbuf->port keeps the ethdev id.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "framework/stage/param.hpp"
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+
+class PortSource final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Source;
+
+    // Idle time that ends the stream of an rx_pcap file device when idle_timeout is not given.
+    static constexpr double kPcapFileIdleSeconds = 0.25;
+
+    explicit PortSource(const ParamValues& params);
+    ~PortSource() override;
+
+    void open(StageEnv& env) override;
+    SourceStatus produce(Burst& b) override;
+    void close() override;
+
+    // The ethdev port id (valid between open() and close()).
+    uint16_t port_id() const { return port_id_; }
+    // Seconds of silence that end the stream, 0 = never (after defaults for rx_pcap devices).
+    double idle_timeout() const { return idle_seconds_; }
+
+private:
+    ParamValues params_;
+    uint16_t queue_;
+    uint16_t queues_;
+    uint16_t rxd_;
+    uint64_t limit_;          // packets, 0 = none
+    double idle_seconds_;
+
+    uint16_t port_id_ = 0;
+    uint8_t desc_port_ = 0;
+    bool opened_ = false;
+    uint64_t received_ = 0;
+    uint64_t idle_cycles_ = 0;  // 0 = never
+    uint64_t last_rx_tsc_ = 0;  // 0 until the first produce()
+};
+
+}  // namespace tp

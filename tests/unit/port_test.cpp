@@ -1,0 +1,418 @@
+// The `port` source and `port_out` sink: what a user relies on when an app reads from or writes
+// to a DPDK ethdev port. Virtual PMDs stand in for a NIC: net_ring (a loopback: what queue i
+// transmits, queue i receives), net_null (frees what it transmits, generates what it receives)
+// and net_pcap (reads or writes a capture file). Each test uses its own device names, since
+// ports live for the whole test process.
+#include <gtest/gtest.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+#include "stages/ethdev_port.hpp"
+#include "stages/pcap_source.hpp"
+#include "stages/port_sink.hpp"
+#include "stages/port_source.hpp"
+#include "tests/support/eal_fixture.hpp"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Given = std::vector<std::pair<std::string, std::string>>;
+
+// Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
+// line after it, in order.
+ParamValues params_of(const std::string& stage, const Given& given) {
+    const StageInfo* info = StageRegistry::instance().find(stage);
+    ParamValues p;
+    p.set_node_location(Location{"app.yaml", 1, 3});
+    int line = 2;
+    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
+    for (const ParamSpec& spec : info->params) p.set_default(spec);
+    return p;
+}
+
+MbufPool app_pool(uint32_t mbufs = 4095) {
+    static std::atomic<int> serial{0};
+    MbufPoolSpec spec;
+    spec.name = "port_test_" + std::to_string(serial++);
+    spec.mbufs = mbufs;
+    spec.cache = 0;  // available() exact from any thread
+    return MbufPool(spec);
+}
+
+// A burst of `n` frames of 60 bytes, the first 4 bytes holding their sequence number.
+Burst frames(MbufPool& pool, uint16_t n, uint32_t& seq) {
+    Burst b;
+    rte_mbuf* m[kBurstMax];
+    EXPECT_TRUE(alloc_packets(pool.get(), m, n));
+    for (uint16_t i = 0; i < n; ++i) {
+        char* data = rte_pktmbuf_append(m[i], 60);
+        std::memset(data, 0x5a, 60);
+        std::memcpy(data, &seq, 4);
+        ++seq;
+        b.d[i] = PacketDesc{m[i], 0, 60, 0, 0};
+    }
+    b.n = n;
+    return b;
+}
+
+struct Received {
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    std::vector<uint32_t> seqs;
+};
+
+// Runs the source to Done, freeing every packet; gives up after `limit`.
+Received drain(PortSource& src, std::chrono::seconds limit = std::chrono::seconds(30)) {
+    Received r;
+    const auto t0 = Clock::now();
+    for (;;) {
+        Burst b;
+        const SourceStatus st = src.produce(b);
+        if (st == SourceStatus::Done) break;
+        if (Clock::now() - t0 > limit) {
+            ADD_FAILURE() << "source still running after " << limit.count() << " s";
+            break;
+        }
+        for (const PacketDesc& d : b) {
+            ++r.packets;
+            r.bytes += d.length;
+            EXPECT_EQ(d.length, rte_pktmbuf_pkt_len(d.mbuf));
+            uint32_t seq;
+            std::memcpy(&seq, rte_pktmbuf_mtod(d.mbuf, const void*), 4);
+            r.seqs.push_back(seq);
+            rte_pktmbuf_free(d.mbuf);
+        }
+    }
+    return r;
+}
+
+bool port_exists(const std::string& name) {
+    uint16_t pid;
+    return rte_eth_dev_get_port_by_name(name.c_str(), &pid) == 0;
+}
+
+class PortTest : public testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/tp_port_XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    // Opens `stage` on `given` and expects open() to refuse; returns the error.
+    template <typename S>
+    LocatedError refusal(const std::string& stage, const Given& given) {
+        S s(params_of(stage, given));
+        MbufPool pool = app_pool(511);
+        StageEnv env{&pool, "node", 0};
+        try {
+            s.open(env);
+        } catch (const LocatedError& e) {
+            return e;
+        }
+        ADD_FAILURE() << "open() accepted " << given.front().second;
+        s.close();
+        return LocatedError(Location{}, "accepted");
+    }
+
+    std::string dir_;
+};
+
+// ---- registration --------------------------------------------------------------------------
+
+TEST(PortRegistration, PortIsASourceAndPortOutASinkWithDocumentedParameters) {
+    const StageInfo* src = StageRegistry::instance().find("port");
+    ASSERT_NE(src, nullptr);
+    EXPECT_EQ(src->kind, StageKind::Source);
+    EXPECT_TRUE(src->find_param("device")->required);
+    for (const char* p : {"queue", "queues", "rxd", "promisc", "packets", "idle_timeout"}) {
+        ASSERT_NE(src->find_param(p), nullptr) << p;
+        EXPECT_FALSE(src->find_param(p)->help.empty()) << p;
+    }
+    EXPECT_EQ(src->find_param("queues")->default_text, "1");
+    EXPECT_EQ(src->find_param("rxd")->default_text, "1024");
+
+    const StageInfo* sink = StageRegistry::instance().find("port_out");
+    ASSERT_NE(sink, nullptr);
+    EXPECT_EQ(sink->kind, StageKind::Sink);
+    EXPECT_EQ(sink->find_param("device")->default_text, "net_null0");
+    for (const char* p : {"queue", "queues", "txd"}) ASSERT_NE(sink->find_param(p), nullptr) << p;
+}
+
+// ---- sink ----------------------------------------------------------------------------------
+
+TEST_F(PortTest, PortOutOnNetNullDeliversEveryPacketAndThePoolIsFullAfterwards) {
+    MbufPool pool = app_pool();
+    PortSink sink(params_of("port_out", {{"device", "net_null11"}}));
+    StageEnv env{&pool, "out", 0};
+    sink.open(env);
+    EXPECT_TRUE(port_exists("net_null11"));
+    uint32_t seq = 0;
+    for (int i = 0; i < 200; ++i) {
+        Burst b = frames(pool, kBurstMax, seq);
+        sink.process(b);
+        EXPECT_EQ(b.n, 0);
+    }
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    sink.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+    EXPECT_FALSE(port_exists("net_null11")) << "the device it created is removed at close";
+}
+
+TEST_F(PortTest, AFullTxQueueDropsTheRestAsTxFullInsteadOfSpinning) {
+    // Nobody reads this loopback, so its ring (1023 packets) fills up.
+    MbufPool pool = app_pool();
+    PortSink sink(params_of("port_out", {{"device", "net_ring12"}}));
+    StageEnv env{&pool, "out", 0};
+    sink.open(env);
+    ASSERT_EQ(sink.drop_reasons(), std::vector<std::string>{"tx_full"});
+    uint32_t seq = 0;
+    const int bursts = 48;
+    for (int i = 0; i < bursts; ++i) {
+        Burst b = frames(pool, kBurstMax, seq);
+        sink.process(b);
+        EXPECT_EQ(b.n, 0);
+    }
+    const uint64_t drops = sink.stats().drops.get();
+    EXPECT_GT(drops, 0u);
+    EXPECT_LT(drops, uint64_t(bursts) * kBurstMax);
+    EXPECT_EQ(sink.stats().reason[0].get(), drops);
+    sink.close();
+    EXPECT_EQ(pool.available(), pool.capacity()) << "packets left in the port are freed at close";
+}
+
+// ---- round trips ---------------------------------------------------------------------------
+
+TEST_F(PortTest, WhatPortOutSendsOnARingLoopbackPortReceivesInOrder) {
+    MbufPool pool = app_pool();
+    const uint64_t before = ethdev_port_configurations();
+    PortSink sink(params_of("port_out", {{"device", "net_ring13"}}));
+    PortSource src(params_of("port", {{"device", "net_ring13"}, {"packets", "320"}}));
+    StageEnv out_env{&pool, "out", 0};
+    StageEnv in_env{&pool, "in", 3};
+    sink.open(out_env);
+    src.open(in_env);
+    EXPECT_EQ(src.port_id(), sink.port_id());
+    EXPECT_EQ(ethdev_port_configurations() - before, 1u);
+    EXPECT_EQ(ethdev_port_users(src.port_id()), 2u);
+
+    uint32_t seq = 0;
+    for (int i = 0; i < 10; ++i) {
+        Burst b = frames(pool, kBurstMax, seq);
+        sink.process(b);
+    }
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    Burst first;
+    ASSERT_EQ(src.produce(first), SourceStatus::Produced);
+    for (const PacketDesc& d : first) {
+        EXPECT_EQ(d.port, 3) << "stamped with the app's port id";
+        EXPECT_EQ(d.type, 0);
+        EXPECT_EQ(d.flow_hash, 0u) << "net_ring computes no RSS hash";
+    }
+    Received r;
+    for (const PacketDesc& d : first) {
+        uint32_t s;
+        std::memcpy(&s, rte_pktmbuf_mtod(d.mbuf, const void*), 4);
+        r.seqs.push_back(s);
+        rte_pktmbuf_free(d.mbuf);
+    }
+    const Received rest = drain(src);
+    r.seqs.insert(r.seqs.end(), rest.seqs.begin(), rest.seqs.end());
+    ASSERT_EQ(r.seqs.size(), 320u) << "`packets` ends the stream after exactly that many";
+    for (uint32_t i = 0; i < 320; ++i) EXPECT_EQ(r.seqs[i], i);
+    EXPECT_EQ(rest.bytes, uint64_t(320 - first.n) * 60);
+
+    src.close();
+    EXPECT_EQ(ethdev_port_users(sink.port_id()), 1u) << "the sink still uses the port";
+    sink.close();
+    EXPECT_FALSE(port_exists("net_ring13"));
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, RxPcapDeviceReplaysAsManyPacketsAsThePcapStageAndEndsOnItsOwn) {
+    const std::string file = test::pcaps_dir() + "/pcpp__example.pcap";
+    MbufPool pool = app_pool(8191);
+
+    PcapSource reference(params_of("pcap", {{"file", file}}));
+    StageEnv ref_env{&pool, "ref", 0};
+    reference.open(ref_env);
+    const uint64_t expected = reference.template_packets();
+    reference.close();
+    ASSERT_GT(expected, 0u);
+
+    PortSource src(params_of("port", {{"device", "net_pcap14,rx_pcap=" + file}}));
+    EXPECT_DOUBLE_EQ(src.idle_timeout(), PortSource::kPcapFileIdleSeconds);
+    StageEnv env{&pool, "in", 0};
+    src.open(env);
+    const Received r = drain(src);
+    EXPECT_EQ(r.packets, expected);
+    src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, PortOutToATxPcapDeviceWritesAFileThatPortReadsBack) {
+    const std::string file = dir_ + "/sent.pcap";
+    MbufPool pool = app_pool();
+    {
+        PortSink sink(params_of("port_out", {{"device", "net_pcap15,tx_pcap=" + file}}));
+        StageEnv env{&pool, "out", 0};
+        sink.open(env);
+        uint32_t seq = 0;
+        for (int i = 0; i < 5; ++i) {
+            Burst b = frames(pool, 20, seq);
+            sink.process(b);
+        }
+        EXPECT_EQ(sink.stats().drops.get(), 0u);
+        sink.close();
+    }
+    ASSERT_TRUE(fs::exists(file));
+    PortSource src(params_of("port", {{"device", "net_pcap16,rx_pcap=" + file}}));
+    StageEnv env{&pool, "in", 0};
+    src.open(env);
+    const Received r = drain(src);
+    src.close();
+    ASSERT_EQ(r.packets, 100u);
+    EXPECT_EQ(r.bytes, 6000u);
+    for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(r.seqs[i], i);
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+// ---- sharing a port ------------------------------------------------------------------------
+
+TEST_F(PortTest, TwoInstancesOnTwoRxQueuesOfOnePortConfigureItOnce) {
+    MbufPool pool = app_pool();
+    const uint64_t before = ethdev_port_configurations();
+    PortSource q0(params_of("port", {{"device", "net_ring17"}, {"queue", "0"}, {"queues", "2"}}));
+    PortSource q1(params_of("port", {{"device", "net_ring17"}, {"queue", "1"}, {"queues", "2"}}));
+    StageEnv env0{&pool, "w0", 0};
+    StageEnv env1{&pool, "w1", 0};
+    q0.open(env0);
+    q1.open(env1);
+    EXPECT_EQ(ethdev_port_configurations() - before, 1u);
+    ASSERT_EQ(q0.port_id(), q1.port_id());
+    EXPECT_EQ(ethdev_port_users(q0.port_id()), 2u);
+    rte_eth_dev_info info{};
+    ASSERT_EQ(rte_eth_dev_info_get(q0.port_id(), &info), 0);
+    EXPECT_EQ(info.nb_rx_queues, 2);
+
+    // Each reads its own queue: a loopback port receives on queue i what queue i sent.
+    PortSink tx1(params_of("port_out", {{"device", "net_ring17"}, {"queue", "1"}, {"queues", "2"}}));
+    tx1.open(env1);
+    uint32_t seq = 0;
+    Burst b = frames(pool, 8, seq);
+    tx1.process(b);
+    Burst got0;
+    EXPECT_EQ(q0.produce(got0), SourceStatus::Idle);
+    Burst got1;
+    ASSERT_EQ(q1.produce(got1), SourceStatus::Produced);
+    EXPECT_EQ(got1.n, 8);
+    for (const PacketDesc& d : got1) rte_pktmbuf_free(d.mbuf);
+
+    tx1.close();
+    q0.close();
+    EXPECT_TRUE(port_exists("net_ring17")) << "queue 1's reader still uses the port";
+    q1.close();
+    EXPECT_FALSE(port_exists("net_ring17"));
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, AQueueTheSharedPortDoesNotHaveIsRefusedAtTheDevice) {
+    MbufPool pool = app_pool();
+    PortSource first(params_of("port", {{"device", "net_ring18"}}));
+    StageEnv env{&pool, "w0", 0};
+    first.open(env);
+    const LocatedError e =
+        refusal<PortSource>("port", {{"device", "net_ring18"}, {"queue", "1"}, {"queues", "2"}});
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_NE(e.message().find("queue 1 does not exist"), std::string::npos) << e.what();
+    first.close();
+}
+
+// ---- source ends ---------------------------------------------------------------------------
+
+TEST_F(PortTest, IdleTimeoutEndsASilentStream) {
+    MbufPool pool = app_pool();
+    PortSource src(params_of("port", {{"device", "net_ring19"}, {"idle_timeout", "0.05"}}));
+    StageEnv env{&pool, "in", 0};
+    src.open(env);
+    const auto t0 = Clock::now();
+    const Received r = drain(src, std::chrono::seconds(5));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    EXPECT_EQ(r.packets, 0u);
+    EXPECT_GE(s, 0.045);
+    EXPECT_LT(s, 2.0);
+    src.close();
+}
+
+TEST_F(PortTest, PacketsLimitEndsAnEndlessGenerator) {
+    MbufPool pool = app_pool();
+    PortSource src(params_of("port", {{"device", "net_null20"}, {"packets", "1000"}}));
+    StageEnv env{&pool, "in", 0};
+    src.open(env);
+    uint64_t n = 0;
+    for (Burst b; src.produce(b) != SourceStatus::Done; b.n = 0) {
+        n += b.n;
+        for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+    }
+    EXPECT_EQ(n, 1000u);
+    src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+// ---- errors --------------------------------------------------------------------------------
+
+TEST_F(PortTest, AnUnknownDeviceIsRefusedAtTheDeviceParameter) {
+    const LocatedError e = refusal<PortSource>("port", {{"device", "no_such_port"}});
+    EXPECT_EQ(e.where().file, "app.yaml");
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_NE(e.message().find("no port named 'no_such_port'"), std::string::npos) << e.what();
+
+    const LocatedError out = refusal<PortSink>("port_out", {{"device", "no_such_port"}});
+    EXPECT_EQ(out.where().line, 2);
+    EXPECT_NE(out.message().find("no port named"), std::string::npos) << out.what();
+}
+
+TEST_F(PortTest, AVirtualDeviceThatCannotBeCreatedIsRefusedWithDpdksReason) {
+    const LocatedError e =
+        refusal<PortSource>("port", {{"device", "net_pcap21,rx_pcap=" + dir_ + "/missing.pcap"}});
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_NE(e.message().find("cannot create virtual device"), std::string::npos) << e.what();
+    EXPECT_FALSE(port_exists("net_pcap21"));
+
+    const LocatedError driver = refusal<PortSink>("port_out", {{"device", "net_nosuchdriver0"}});
+    EXPECT_NE(driver.message().find("cannot create virtual device"), std::string::npos) << driver.what();
+}
+
+TEST_F(PortTest, TooManyQueuesForTheDeviceIsRefusedAtOpen) {
+    const LocatedError e = refusal<PortSource>(
+        "port", {{"device", "net_pcap22,rx_pcap=" + test::pcaps_dir() + "/pcpp__example.pcap"},
+                 {"queues", "4"}});
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_NE(e.message().find("4 queues asked"), std::string::npos) << e.what();
+    EXPECT_FALSE(port_exists("net_pcap22")) << "a device created for a failed open is removed";
+}
+
+TEST(PortParameters, AQueueOutsideQueuesIsRefusedAtTheQueueParameter) {
+    try {
+        PortSource src(params_of("port", {{"device", "net_null0"}, {"queue", "2"}, {"queues", "2"}}));
+        ADD_FAILURE() << "accepted queue 2 of 2";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().line, 3);
+        EXPECT_NE(e.message().find("'queue' 2 does not exist"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace tp
