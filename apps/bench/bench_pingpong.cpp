@@ -19,8 +19,10 @@
 
 #include "apps/bench/benches.hpp"
 #include "apps/bench/harness.hpp"
+#include "apps/bench/hop_pair.hpp"
 #include "apps/bench/queues.hpp"
 #include "framework/channel/channel_factory.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/wait_policy.hpp"
 
 namespace tp::bench {
@@ -33,7 +35,10 @@ const char* kHelp =
     "`raw` row (one atomic per direction, each on its own cache line).\n"
     "  --iters N          round trips per measurement (default 200000)\n"
     "  --capacity K       slots per channel (default 1); K > 1 adds a `raw_k` row: the bare\n"
-    "                     ping-pong over K rotating lines per direction\n";
+    "                     ping-pong over K rotating lines per direction\n"
+    "  --hops H           pin the two threads to the CPUs of two tiles H hops apart on the\n"
+    "                     topology (instead of --cpus); says so when this host cannot tell\n"
+    "  --topology NAME    for --hops: host (default), tilepro64, epiphany16, epiphany64\n";
 
 struct OneWay {  // one measurement, in TSC ticks
     double avg = 0, std = 0, max = 0;
@@ -147,12 +152,23 @@ OneWay measure_transport(const Common& c, const std::string& name, uint64_t iter
 }  // namespace
 
 int run_pingpong(int argc, char** argv) {
-    const Args args(argc, argv, {"reps", "cpus", "transports", "json", "iters", "capacity"}, {"help"});
+    const Args args(argc, argv, {"reps", "cpus", "transports", "json", "iters", "capacity", "hops", "topology"},
+                    {"help"});
     if (args.has("help")) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    const Common c = parse_common(args, transport_names());
+    Common c = parse_common(args, transport_names());
+    std::string placement;
+    if (args.has("hops")) {
+        const HopPair hp = pick_hop_pair(Topology::preset(args.str("topology", "host")),
+                                         static_cast<int>(args.num("hops", 1)), allowed_cpus());
+        std::printf("pingpong --hops: %s\n", hp.note.c_str());
+        if (!hp.ok) return 0;  // no figures that would mean nothing
+        c.cpu_a = hp.cpu_a;
+        c.cpu_b = hp.cpu_b;
+        placement = hp.note;
+    }
     const uint64_t iters = std::max<uint64_t>(1, args.num("iters", 200000));
     const auto capacity = static_cast<uint32_t>(args.num("capacity", 1));
     start_eal_if_needed(c.transports);
@@ -207,6 +223,8 @@ int run_pingpong(int argc, char** argv) {
                  {"max_ns", "/one_way_ns/max"},
                  {"cycles", "/one_way_cycles", 0},
                  {"vs_raw", "/vs_raw", 2}});
+    if (!placement.empty())
+        for (auto& row : rows) row["placement"] = placement;
     write_json(c.json, "pingpong", rows);
     if (errors != 0) {
         std::fprintf(stderr, "bench pingpong: %llu replies did not match their ping\n",
