@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench_apps.sh [REPS] [CONF...]: Mpps of app configs replaying the same 64-byte capture, runs
+# interleaved (forward, then each CONF, repeated) so host drift hits all alike; prints median,
+# min and max of each and its ratio to conf/forward.yaml.
+# Default CONFs: conf/bench/chain16.yaml conf/bench/farm4.yaml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=${1:-5}
+shift || true
+confs=("${@:-conf/bench/chain16.yaml}")
+[ $# -eq 0 ] && confs=(conf/bench/chain16.yaml conf/bench/farm4.yaml)
+./scripts/build.sh build release
+bin=./build/apps/tilepipe
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cap=$work/64.pcap
+$bin run conf/gen.yaml --quiet --set synth.size=64 --set synth.count=100k --set out.file="$cap" >/dev/null
+all=(conf/forward.yaml "${confs[@]}")
+for _ in $(seq "$reps"); do
+  for i in "${!all[@]}"; do
+    $bin run "${all[$i]}" --quiet --pcap "$cap" --loop 200 --json "$work/r.json" >/dev/null
+    python3 -c "import json;print(json.load(open('$work/r.json'))['mpps'])" >>"$work/$i"
+  done
+done
+median() { sort -g "$1" | awk '{a[NR]=$1} END {printf "%.3f %.3f %.3f\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
+read -r base _ < <(median "$work/0")
+for i in "${!all[@]}"; do
+  read -r m lo hi < <(median "$work/$i")
+  printf "%-26s %7.3f Mpps (min %.3f, max %.3f)  %.2f x forward\n" "${all[$i]}" "$m" "$lo" "$hi" "$(echo "$m / $base" | bc -l)"
+done
