@@ -185,8 +185,11 @@ namespace {
 template <typename Entry>
 Entry& fragment_slot(std::vector<Entry>& slots, uint8_t version, uint8_t proto, const uint8_t* src,
                      const uint8_t* dst, size_t len, uint32_t id) {
-    uint32_t h = rte_hash_crc(src, static_cast<uint32_t>(len), id ^ (uint32_t(proto) << 8 | version));
-    h = rte_hash_crc(dst, static_cast<uint32_t>(len), h);
+    // rte_hash_crc reads whole words: hash an aligned copy, not the packet bytes in place.
+    alignas(8) uint8_t addresses[32];
+    std::memcpy(addresses, src, len);
+    std::memcpy(addresses + len, dst, len);
+    const uint32_t h = rte_hash_crc(addresses, static_cast<uint32_t>(2 * len), id ^ (uint32_t(proto) << 8 | version));
     return slots[h & (kFragmentSlots - 1)];
 }
 }  // namespace

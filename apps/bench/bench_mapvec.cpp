@@ -102,6 +102,7 @@ struct Options {
     bool padded = true;
     std::vector<int> cpus;
     int64_t spin = -1, yield = -1;  // -1: chosen by policy_for
+    int64_t park_us = -1;           // -1: the policy's default
 };
 
 // The wait policy of a run with `threads` threads on `cpus` CPUs. With more threads than CPUs
@@ -117,6 +118,7 @@ WaitPolicy policy_for(uint32_t threads, const Options& o) {
     }
     if (o.spin >= 0) p.spin_rounds = static_cast<uint32_t>(o.spin);
     if (o.yield >= 0) p.yield_rounds = static_cast<uint32_t>(o.yield);
+    if (o.park_us >= 0) p.park_timeout = std::chrono::microseconds(o.park_us);
     return p;
 }
 
@@ -377,7 +379,7 @@ std::vector<uint32_t> parse_counts(const Args& args, const std::string& name, co
 
 int run_mapvec(int argc, char** argv) {
     const Args args(argc, argv,
-                    {"reps", "json", "variants", "m", "workers", "dtype", "tasks", "window", "refill", "burst", "capacity", "layout",
+                    {"reps", "json", "variants", "m", "workers", "dtype", "tasks", "window", "refill", "burst", "capacity", "layout", "park-us",
                      "cpus", "spin", "yield"},
                     {"help"});
     if (args.has("help")) {
@@ -402,6 +404,7 @@ int run_mapvec(int argc, char** argv) {
         throw std::invalid_argument("--layout is padded or packed, got '" + layout + "'");
     o.padded = layout == "padded";
     if (args.has("spin")) o.spin = static_cast<int64_t>(std::min<uint64_t>(args.num("spin", 0), UINT32_MAX));
+    if (args.has("park-us")) o.park_us = static_cast<int64_t>(std::min<uint64_t>(args.num("park-us", 0), 1000000));
     if (args.has("yield")) o.yield = static_cast<int64_t>(std::min<uint64_t>(args.num("yield", 0), UINT32_MAX));
     if (args.has("cpus")) {
         for (uint32_t c : parse_counts(args, "cpus", {}, 0, 4095)) o.cpus.push_back(static_cast<int>(c));

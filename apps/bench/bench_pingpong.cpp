@@ -32,7 +32,8 @@ namespace {
 const char* kHelp =
     "usage: bench pingpong [options]\n"
     "One-way latency of a one-word ping-pong between two pinned threads, per transport, with a\n"
-    "`raw` row (one atomic per direction, each on its own cache line).\n"
+    "`raw` row (one atomic per direction, each on its own cache line). With `udn` comes\n"
+    "`udn_logical`: the same over 8 logical channels sharing one queue each way.\n"
     "  --iters N          round trips per measurement (default 200000)\n"
     "  --capacity K       slots per channel (default 1); K > 1 adds a `raw_k` row: the bare\n"
     "                     ping-pong over K rotating lines per direction\n"

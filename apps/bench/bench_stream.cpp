@@ -24,7 +24,8 @@ namespace {
 const char* kHelp =
     "usage: bench stream [options]\n"
     "Messages per second streaming items between two pinned threads, single and in bursts, per\n"
-    "transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue.\n"
+    "transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue. With `udn`\n"
+    "comes `udn_logical`: item i on logical channel i mod 8, all 8 sharing one queue each way.\n"
     "  --items N          items per measurement (default 50000000)\n"
     "  --bursts LIST      burst sizes, each 1..32 (default 1,8,32)\n"
     "  --capacity K       slots per queue (default 1024)\n"
