@@ -8,7 +8,8 @@
 // (possible only on the eventdev backend, when the device is out of room) is kept and
 // pushed again before the next receive. recv() waits through a WaitPolicy, parked on the
 // data queue's doorbell when the network rings one.
-// Thread-safety: the thread that drives the receiver's tile.
+// Thread-safety: the thread that drives the receiver's tile. An end fills its own cache
+// lines (see CreditSender).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@
 namespace tp::noc {
 
 template <typename Net>
-class CreditReceiver {
+class alignas(64) CreditReceiver {
 public:
     CreditReceiver(Net& net, TileId self, Tag data_tag, Tag ack_tag, Inbox<Net> data, uint32_t payload_words)
         : net_(&net), self_(self), data_tag_(data_tag), ack_tag_(ack_tag), data_(data), words_(payload_words),

@@ -7,7 +7,8 @@
 // try_send never blocks: false when no credit has come back (or, rarely, the network
 // refused the push; the credit is then kept for the next try). send() waits through a
 // WaitPolicy, parked on the ack queue's doorbell when the network rings one.
-// Thread-safety: the thread that drives the sender's tile.
+// Thread-safety: the thread that drives the sender's tile. An end fills its own cache lines,
+// so the two ends of an interface built side by side do not share one.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@
 namespace tp::noc {
 
 template <typename Net>
-class CreditSender {
+class alignas(64) CreditSender {
 public:
     CreditSender(Net& net, TileId self, TileId receiver, Tag data_tag, Tag ack_tag, Inbox<Net> acks,
                  uint32_t payload_words)

@@ -180,6 +180,18 @@ TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {
     EXPECT_GE(configs, 6);
 }
 
+TEST(Cli, FilterAppCountsWhatTcpdumpMatches) {
+    const std::string cap = pcaps_dir() + "/pcpp__example.pcap";
+    for (const std::string expr : {"tcp port 80", "udp", "ip6", "greater 1000", "tcp[tcpflags] & tcp-syn != 0"}) {
+        SCOPED_TRACE(expr);
+        const nlohmann::json j = run_json("run conf/filter.yaml --pcap " + cap + " --set 'filter.expr=" + expr + "'");
+        long out = -1;
+        for (const auto& st : j["stages"])
+            if (st["name"] == "filter") out = st["out"].get<long>();
+        EXPECT_EQ(out, tcpdump_view(cap + "' '" + expr).packets);
+    }
+}
+
 TEST(Cli, TopoShowsEveryTileAndChannelHop) {
     const std::string json = tmp_path("topo.json");
     const CommandResult r = tilepipe("topo conf/farm.yaml --topology tilepro64 --json " + json);
