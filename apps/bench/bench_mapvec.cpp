@@ -17,11 +17,16 @@
 //
 // T_S, the service time, is the average time between two successive completions at the
 // collector over the steady state (the middle 80% of the tasks); B_W = (1 / T_S) x M^2 x 4
-// bytes x 8 in Gb/s; scalability = T_S(1) / T_S(W) within the same variant, M and dtype.
+// bytes x 8 in Gb/s; scalability = T_S(1) / T_S(W) within the same variant, M and dtype, and
+// vs_sm_tree = T_S / T_S(sm_tree) at the same M, dtype and W, each the median over repetitions
+// of the ratio within one repetition (cases that are compared run back to back).
 // Threads (emitter, W workers, collector) are pinned round-robin over the CPUs; every wait
-// (a worker for its input, the collector for partials, the emitter for a free buffer, anyone
-// for room) goes through one WaitPolicy (spin, yield, park on the thread's doorbell), so runs
-// with more threads than CPUs progress.
+// (a worker for its input, the collector for partials, the emitter for a free buffer, a
+// sender for room) goes through one WaitPolicy (spin, yield, park on the thread's doorbell),
+// so runs with more threads than CPUs progress. With more threads than CPUs the policy spins
+// briefly and yields twice before parking (see policy_for). As in the paper, references move
+// one at a time by default; `--burst` moves what is waiting in bursts and `--refill` lets the
+// emitter wait for several free buffers at once, both to study batching.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -59,11 +64,12 @@ const char* kHelp =
     "  --m LIST           matrix sizes (default 56,112,168)\n"
     "  --workers LIST     worker counts, each 1..256 (default 1,2,4,8,16)\n"
     "  --dtype LIST       int and/or float (default int)\n"
-    "  --tasks N          matrices per measurement, at least 20 (default 10000)\n"
-    "  --window N         tasks in flight, each with its own matrix and result buffers (default 32)\n"
+    "  --tasks N          matrices per measurement, at least 20 (default 50000)\n"
+    "  --window N         tasks in flight, each with its own matrix and result buffers (default 128)\n"
     "  --refill N         when every buffer is in use, the emitter waits until N are free (default 1)\n"
     "  --burst N          most task references moved per receive and forward (default 1: one at a time)\n"
-    "  --capacity K       slots per channel, a power of two (default 64)\n"
+    "  --capacity K       slots per channel, a power of two (default 128; below --window senders may\n"
+    "                     wait for room)\n"
     "  --layout L         result vector: padded (each worker's rows on their own lines) or packed\n"
     "                     (default padded)\n"
     "  --cpus LIST        CPUs for the threads, round-robin: emitter, workers, collector (default:\n"
@@ -72,6 +78,7 @@ const char* kHelp =
     "                     policy's default)\n"
     "  --yield N          WaitPolicy yield rounds (default: 2 with more threads than CPUs, else the\n"
     "                     policy's default)\n"
+    "  --park-us N        WaitPolicy park timeout in microseconds (default: the policy's default)\n"
     "  --reps N           repetitions of each measurement, interleaved (default 5)\n"
     "  --json OUT         also write {\"bench\": \"mapvec\", \"rows\": [...]} to OUT\n"
     "  --help             this text\n";
@@ -94,11 +101,11 @@ std::vector<Variant> available_variants() {
 }
 
 struct Options {
-    uint64_t tasks = 10000;
-    uint32_t window = 32;
+    uint64_t tasks = 50000;
+    uint32_t window = 128;
     uint32_t refill = 1;
     uint32_t burst = 1;
-    uint32_t capacity = 64;
+    uint32_t capacity = 128;
     bool padded = true;
     std::vector<int> cpus;
     int64_t spin = -1, yield = -1;  // -1: chosen by policy_for
@@ -249,14 +256,25 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
     MapVecData<T> data(m, o.window, workers, o.padded);
     MulticastNetwork net(spec, workers, v.mode);
     AsymmetricReceiver<uint64_t> partials(spec, workers);
+    // Doorbells: each thread parks on its own. Receivers are rung after every send. Senders
+    // wait for room only when a channel can hold fewer than `window` items (at most `window`
+    // tasks, hence references and partials, are in flight); otherwise their bells are left
+    // unset, which spares every receive a doorbell fence.
     std::vector<Doorbell> bells(workers + 2);  // emitter, workers..., collector
     std::vector<Doorbell*> worker_bells;
     for (uint32_t w = 0; w < workers; ++w) worker_bells.push_back(&bells[1 + w]);
     Doorbell& emitter_bell = bells[0];
     Doorbell& collector_bell = bells[workers + 1];
-    net.set_doorbells(&emitter_bell, worker_bells);
+    const bool senders_wait = o.capacity < o.window;
+    if (senders_wait) {
+        net.set_doorbells(&emitter_bell, worker_bells);
+    } else {
+        net.set_doorbells(nullptr, worker_bells);
+        for (uint32_t w = 0; w < workers; ++w) net.input(w).set_bells(nullptr, worker_bells[w]);
+    }
     partials.set_receiver_bell(&collector_bell);
-    for (uint32_t w = 0; w < workers; ++w) partials.sender(w).set_bells(worker_bells[w], &collector_bell);
+    for (uint32_t w = 0; w < workers; ++w)
+        partials.sender(w).set_bells(senders_wait ? worker_bells[w] : nullptr, &collector_bell);
 
     const WaitPolicy policy = policy_for(workers + 2, o);
     const uint64_t tasks = o.tasks;
@@ -434,11 +452,13 @@ int run_mapvec(int argc, char** argv) {
         if (d != "int" && d != "float") throw std::invalid_argument("--dtype is int or float, got '" + d + "'");
     if (variants.empty()) throw std::invalid_argument("no variant to measure");
 
+    // Cases of the same M, dtype and worker count run back to back in every repetition, so
+    // the per-repetition ratios below compare measurements taken moments apart.
     std::vector<Case> cases;
-    for (const auto& v : variants)
-        for (uint32_t m : ms)
-            for (const auto& d : dtypes)
-                for (uint32_t w : worker_counts) cases.push_back({v, m, d, w});
+    for (uint32_t m : ms)
+        for (const auto& d : dtypes)
+            for (uint32_t w : worker_counts)
+                for (const auto& v : variants) cases.push_back({v, m, d, w});
     std::vector<std::vector<double>> ts(cases.size());
     uint64_t mismatches = 0;
     std::string first_mismatch;
@@ -455,8 +475,32 @@ int run_mapvec(int argc, char** argv) {
             throw std::runtime_error("result vector differs from the sequential product (" + first_mismatch + ")");
     });
 
+    // The case of `variant` with c's M and dtype and `workers` workers, or -1.
+    auto find = [&](const std::string& variant, const Case& c, uint32_t workers) -> ptrdiff_t {
+        for (size_t j = 0; j < cases.size(); ++j)
+            if (cases[j].variant.name == variant && cases[j].m == c.m && cases[j].dtype == c.dtype &&
+                cases[j].workers == workers)
+                return static_cast<ptrdiff_t>(j);
+        return -1;
+    };
+    // Median over repetitions of ts[num][r] / ts[den][r].
+    auto ratio = [&](size_t num, size_t den) {
+        std::vector<double> v;
+        for (unsigned r = 0; r < reps; ++r) v.push_back(ts[num][r] / ts[den][r]);
+        return summarize(v).median;
+    };
+    std::vector<size_t> order(cases.size());  // rows by variant, then M, dtype, workers
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        auto rank = [&](size_t k) {
+            return std::find_if(variants.begin(), variants.end(),
+                                [&](const Variant& v) { return v.name == cases[k].variant.name; }) -
+                   variants.begin();
+        };
+        return rank(x) < rank(y);
+    });
     std::vector<nlohmann::json> rows;
-    for (size_t k = 0; k < cases.size(); ++k) {
+    for (size_t k : order) {
         const Case& c = cases[k];
         const Summary s = summarize(ts[k]);
         nlohmann::json row{{"variant", c.variant.name},
@@ -473,18 +517,17 @@ int run_mapvec(int argc, char** argv) {
                            {"spin", policy_for(c.workers + 2, o).spin_rounds},
                            {"yield", policy_for(c.workers + 2, o).yield_rounds},
                            {"reps", reps}};
-        for (size_t j = 0; j < cases.size(); ++j) {  // T_S(1) of the same variant, M and dtype
-            const Case& one = cases[j];
-            if (one.workers == 1 && one.variant.name == c.variant.name && one.m == c.m && one.dtype == c.dtype)
-                row["scalability"] = summarize(ts[j]).median / s.median;
-        }
+        if (const ptrdiff_t one = find(c.variant.name, c, 1); one >= 0)
+            row["scalability"] = ratio(static_cast<size_t>(one), k);  // T_S(1) / T_S(W)
+        if (const ptrdiff_t ref = find("sm_tree", c, c.workers); ref >= 0)
+            row["vs_sm_tree"] = ratio(k, static_cast<size_t>(ref));  // T_S / T_S of sm_tree
         rows.push_back(std::move(row));
     }
     char title[320];
     std::snprintf(title, sizeof(title),
                   "mapvec: M x M matrix times vector, %llu tasks, window %u, refill %u, burst %u, K=%u, %s layout, "
-                  "%zu CPUs, %u reps (median of reps; T_S over the middle 80%% of completions; waits: spin %u / "
-                  "yield %u, with more threads than CPUs spin %u / yield %u)",
+                  "%zu CPUs, %u reps (medians of reps; ratios are medians of per-rep ratios; T_S over the middle "
+                  "80%% of completions; waits: spin %u / yield %u, with more threads than CPUs spin %u / yield %u)",
                   static_cast<unsigned long long>(o.tasks), o.window, o.refill, o.burst, o.capacity, layout.c_str(),
                   o.cpus.size(), reps, policy_for(1, o).spin_rounds, policy_for(1, o).yield_rounds,
                   policy_for(static_cast<uint32_t>(o.cpus.size()) + 1, o).spin_rounds,
@@ -498,7 +541,8 @@ int run_mapvec(int argc, char** argv) {
                  {"min", "/ts_us_min", 2},
                  {"max", "/ts_us_max", 2},
                  {"bw_gbps", "/bw_gbps", 2},
-                 {"scalability", "/scalability", 2}});
+                 {"scalability", "/scalability", 2},
+                 {"vs_sm_tree", "/vs_sm_tree", 2}});
     write_json(json, "mapvec", rows);
     return 0;
 }

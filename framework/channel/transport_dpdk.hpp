@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "framework/channel/channel.hpp"
+#include "framework/runtime/tsan_sync.hpp"
 
 namespace tp {
 
@@ -40,6 +41,7 @@ public:
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
         // rte_ring orders the slot writes before the tail update (its own barriers).
+        tsan_release(ring_);  // rte_ring's ordering is invisible to TSan
         n = rte_ring_sp_enqueue_burst_elem(ring_, items, sizeof(T), n, nullptr);
         if (n != 0)
             if (Doorbell* b = this->receiver_bell()) b->ring();
@@ -48,8 +50,10 @@ public:
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
         n = rte_ring_sc_dequeue_burst_elem(ring_, items, sizeof(T), n, nullptr);
-        if (n != 0)
+        if (n != 0) {
+            tsan_acquire(ring_);
             if (Doorbell* b = this->sender_bell()) b->ring();
+        }
         return n;
     }
 

@@ -5,8 +5,9 @@
 // An item travels as one message of sizeof(T)/8 payload words (one for a word, two for a
 // PacketDesc); capacity K is the number of credits, so exactly K items fit. Built by the
 // factory (`transport: udn`), a channel gets a private two-tile network (tile 0 sends, tile
-// 1 receives) whose queues are sized to hold 2K messages; the TILEPro64's 128-word queues
-// would cap K at 64 for words (K <= 128/2), so the emulation grows them instead of refusing.
+// 1 receives) whose queues hold K messages (128 words for K = 64 words, as on the UDN); the
+// TILEPro64's fixed 128-word queues would cap K at 64 for words (K <= 128/2), so the
+// emulation sizes them to K instead of refusing.
 // Built on a shared network, it is a CreditChannel there and that network's bound applies.
 // Ordering: FIFO, exactly once. Thread-safety: one sender thread, one receiver thread (on
 // the eventdev backend each is registered with EAL on first use).
@@ -82,13 +83,18 @@ public:
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
-        uint32_t i = 0;
-        uint64_t words[kWords];
-        noc::TileId source;
-        for (; i < n && link_.receiver().try_recv(words, source); ++i) std::memcpy(&items[i], words, sizeof(T));
-        if (i != 0)
+        uint64_t words[32 * kWords];
+        uint32_t got = 0;
+        while (got < n) {  // in runs of at most 32
+            const uint32_t want = n - got < 32 ? n - got : 32;
+            const uint32_t m = link_.receiver().try_recv_burst(words, want);
+            std::memcpy(&items[got], words, sizeof(T) * m);
+            got += m;
+            if (m < want) break;
+        }
+        if (got != 0)
             if (Doorbell* b = this->sender_bell()) b->ring();
-        return i;
+        return got;
     }
 
     uint32_t capacity() const override { return link_.credits(); }
@@ -101,10 +107,10 @@ private:
         noc::NetworkConfig c;
         c.tiles = 2;
         c.queues = 1;
-        // Twice the room the credits need, so the sender refreshes its copy of the receiver's
-        // head once per K messages rather than once per message when the queue is full.
-        const uint64_t need = uint64_t{credits} * (1 + kWords);
-        c.queue_words = static_cast<uint32_t>(2 * need <= (1u << 25) ? std::bit_ceil(2 * need) : std::bit_ceil(need));
+        // Just the room the credits need (K = 64 words: the UDN's 128): the pushes spend
+        // credits and never look at the receiver's head, so no slack is needed, and a small
+        // ring keeps its few lines hot in both caches.
+        c.queue_words = std::bit_ceil(std::max<uint32_t>(2, credits * (1 + kWords)));
         c.max_payload = kWords;
         c.doorbells = false;  // the Channel's own doorbells wake its ends
         return c;

@@ -52,8 +52,6 @@ public:
                 " credits x (1 + " + std::to_string(c.payload_words) + ") words",
             "K <= " + std::to_string(net.config().queue_words) + "/(" + std::to_string(per_message) + "N) = " +
                 std::to_string(bound)));
-        receiver_ = std::make_unique<CreditReceiver<Net>>(net, c.receiver, c.data_tag, c.ack_tag,
-                                                          Inbox<Net>{&net, c.receiver, c.data_queue}, c.payload_words);
         for (uint32_t i = 0; i < n; ++i) {
             const TileId s = c.senders[i];
             index_of_[s] = static_cast<int32_t>(i);
@@ -63,8 +61,12 @@ public:
                 "K <= " + std::to_string(net.config().queue_words)));
             ack_claims_.push_back(std::make_unique<detail::QueueClaim<Net>>(net, s, c.ack_queue, c.receiver));
             senders_.push_back(std::make_unique<CreditSender<Net>>(net, s, c.receiver, c.data_tag, c.ack_tag,
-                                                                   Inbox<Net>{&net, s, c.ack_queue}, c.payload_words));
+                                                                   Inbox<Net>(net, s, c.ack_queue), c.payload_words,
+                                                                   false));  // the data queue is shared
         }
+        receiver_ = std::make_unique<CreditReceiver<Net>>(net, c.receiver, c.data_tag, c.ack_tag,
+                                                          Inbox<Net>(net, c.receiver, c.data_queue), c.payload_words,
+                                                          true);  // each ack queue is claimed for it
         for (TileId s : c.senders) detail::grant_credits(net, c.receiver, s, c.ack_tag, c.credits);
     }
 

@@ -52,10 +52,10 @@ public:
                     "K <= " + std::to_string(net.config().queue_words)),
           data_claim_(net, c.receiver, c.data_queue, c.sender),
           ack_claim_(net, c.sender, c.ack_queue, c.receiver),
-          sender_(net, c.sender, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>{&net, c.sender, c.ack_queue},
-                  c.payload_words),
-          receiver_(net, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>{&net, c.receiver, c.data_queue},
-                    c.payload_words) {
+          sender_(net, c.sender, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>(net, c.sender, c.ack_queue),
+                  c.payload_words, true),
+          receiver_(net, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>(net, c.receiver, c.data_queue),
+                    c.payload_words, true) {
         detail::grant_credits(net, c.receiver, c.sender, c.ack_tag, c.credits);
     }
 

@@ -25,9 +25,17 @@ namespace tp::noc {
 template <typename Net>
 class alignas(64) CreditReceiver {
 public:
-    CreditReceiver(Net& net, TileId self, Tag data_tag, Tag ack_tag, Inbox<Net> data, uint32_t payload_words)
-        : net_(&net), self_(self), data_tag_(data_tag), ack_tag_(ack_tag), data_(data), words_(payload_words),
-          owed_(net.tiles(), 0) {}
+    // The ack tag's binding at every tile is resolved now (a Net::Route per tile): bind the
+    // senders' ack tags first. `owns_ack_queues`: each sender's ack queue is claimed for
+    // this receiver and holds only this interface's credits, so credit pushes skip the room
+    // check (Net::try_push_credited).
+    CreditReceiver(Net& net, TileId self, Tag data_tag, Tag ack_tag, Inbox<Net> data, uint32_t payload_words,
+                   bool owns_ack_queues)
+        : net_(&net), self_(self), data_tag_(data_tag), data_(data), words_(payload_words),
+          owns_ack_queues_(owns_ack_queues), owed_(net.tiles(), 0) {
+        credit_routes_.reserve(net.tiles());
+        for (TileId t = 0; t < net.tiles(); ++t) credit_routes_.push_back(net.route(self, t, ack_tag));
+    }
 
     // Receives one message into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {
@@ -41,11 +49,37 @@ public:
         }
         std::memcpy(payload, scratch, sizeof(uint64_t) * words_);
         source = h.source;
-        if (!net_->try_push(self_, h.source, ack_tag_, nullptr, 0)) {
+        if (!push_credit(h.source)) {
             ++owed_[h.source];
             ++owed_total_;
         }
         return true;
+    }
+
+    // Receives up to `n` messages, payloads back to back (n x payload_words words); returns
+    // how many. On a network that can pop a run of messages at once (MessageNetwork), from
+    // a queue of its own, the reads of the run overlap; otherwise one try_recv at a time.
+    uint32_t try_recv_burst(uint64_t* payload, uint32_t n) {
+        if constexpr (requires(Net& net, const typename Net::Mailbox& m, MessageHeader* h, uint64_t* p) {
+                          net.try_pop_many(m, Tag{}, 1u, 1u, h, p);
+                      }) {
+            if (data_.demux == nullptr) {
+                if (owed_total_ != 0) repay();
+                MessageHeader h[32];
+                const uint32_t got = net_->try_pop_many(data_.mailbox, data_tag_, words_, n, h, payload);
+                for (uint32_t i = 0; i < got; ++i)
+                    if (!push_credit(h[i].source)) {
+                        ++owed_[h[i].source];
+                        ++owed_total_;
+                    }
+                if (got != 0 || n == 0) return got;
+                // Nothing, or a stray at the head: the one-at-a-time path drops strays.
+            }
+        }
+        uint32_t got = 0;
+        TileId source;
+        while (got < n && try_recv(payload + size_t{got} * words_, source)) ++got;
+        return got;
     }
 
     void recv(uint64_t* payload, TileId& source, const WaitPolicy& policy = {}) {
@@ -58,9 +92,14 @@ public:
     uint64_t strays() const { return strays_; }  // messages of another tag or length, dropped
 
 private:
+    bool push_credit(TileId to) {
+        const typename Net::Route& r = credit_routes_[to];
+        return owns_ack_queues_ ? net_->try_push_credited(r, nullptr, 0) : net_->try_push(r, nullptr, 0);
+    }
+
     void repay() {
         for (TileId t = 0; t < owed_.size() && owed_total_ != 0; ++t)
-            while (owed_[t] != 0 && net_->try_push(self_, t, ack_tag_, nullptr, 0)) {
+            while (owed_[t] != 0 && push_credit(t)) {
                 --owed_[t];
                 --owed_total_;
             }
@@ -69,9 +108,10 @@ private:
     Net* net_;
     TileId self_;
     Tag data_tag_;
-    Tag ack_tag_;
     Inbox<Net> data_;
     uint32_t words_;
+    bool owns_ack_queues_;
+    std::vector<typename Net::Route> credit_routes_;  // per tile: where its credits go
     std::vector<uint32_t> owed_;  // credits the network refused, per sender tile
     uint64_t owed_total_ = 0;
     uint64_t strays_ = 0;

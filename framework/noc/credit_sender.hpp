@@ -1,8 +1,9 @@
 // CreditSender<Net>: the sending end of a credit-based interface on a messaging network
 // (Buono & Mencagli's UDN interface). The receiver sent it K credits (header-only messages
-// tagged `ack_tag`) before the first send; a send pops one credit from the sender's ack
-// inbox and pushes the message, so at most K messages are ever in flight and a credit
-// always stands for room set aside in the receiver's queue.
+// tagged `ack_tag`) before the first send; a send spends one credit popped from the
+// sender's ack inbox (the credits that are back are popped together, up to 16) and pushes
+// the message, so at most K messages are ever in flight and a credit always stands for room
+// set aside in the receiver's queue.
 //
 // try_send never blocks: false when no credit has come back (or, rarely, the network
 // refused the push; the credit is then kept for the next try). send() waits through a
@@ -22,15 +23,19 @@ namespace tp::noc {
 template <typename Net>
 class alignas(64) CreditSender {
 public:
+    // The data tag's binding at the receiver is resolved now (a Net::Route): bind it first.
+    // `owns_queue`: the data queue is claimed for this sender and set aside for its credits
+    // alone, so its pushes skip the room check (Net::try_push_credited).
     CreditSender(Net& net, TileId self, TileId receiver, Tag data_tag, Tag ack_tag, Inbox<Net> acks,
-                 uint32_t payload_words)
-        : net_(&net), self_(self), receiver_(receiver), data_tag_(data_tag), ack_tag_(ack_tag), acks_(acks),
-          words_(payload_words) {}
+                 uint32_t payload_words, bool owns_queue)
+        : net_(&net), self_(self), ack_tag_(ack_tag), acks_(acks), words_(payload_words),
+          route_(net.route(self, receiver, data_tag)), owns_queue_(owns_queue) {}
 
     // Sends `payload_words` words from `payload` as one message.
     bool try_send(const uint64_t* payload) {
-        if (credits_ == 0 && !take_credit()) return false;
-        if (!net_->try_push(self_, receiver_, data_tag_, payload, words_)) return false;
+        if (credits_ == 0 && !take_credits()) return false;
+        if (!(owns_queue_ ? net_->try_push_credited(route_, payload, words_) : net_->try_push(route_, payload, words_)))
+            return false;
         --credits_;
         return true;
     }
@@ -46,26 +51,27 @@ public:
     uint64_t strays() const { return strays_; }         // non-credit messages found among the acks
 
 private:
-    bool take_credit() {
+    // Pops the credits that are back, up to kBatch: one visit to the ack queue serves
+    // several sends when the receiver is ahead. True when at least one came.
+    bool take_credits() {
         MessageHeader h;
         uint64_t scratch[kMaxPayload];
-        while (acks_.try_pop(h, scratch)) {
-            if (h.tag == ack_tag_ && h.length == 0) {
-                credits_ = 1;
-                return true;
-            }
-            ++strays_;
+        while (credits_ < kBatch && acks_.try_pop(h, scratch)) {
+            if (h.tag == ack_tag_ && h.length == 0) ++credits_;
+            else ++strays_;
         }
-        return false;
+        return credits_ != 0;
     }
+
+    static constexpr uint32_t kBatch = 16;
 
     Net* net_;
     TileId self_;
-    TileId receiver_;
-    Tag data_tag_;
     Tag ack_tag_;
     Inbox<Net> acks_;
     uint32_t words_;
+    typename Net::Route route_;
+    bool owns_queue_;
     uint32_t credits_ = 0;
     uint64_t strays_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "framework/noc/eventdev_network.hpp"
 
+#include "framework/runtime/tsan_sync.hpp"
+
 #include <rte_errno.h>
 #include <rte_eventdev.h>
 #include <rte_service.h>
@@ -158,6 +160,7 @@ bool EventdevNetwork::push_once(TileId from, TileId to, uint32_t queue, Tag tag,
         PayloadPool::publish(buffer, payload, length);
         ev.event_ptr = buffer;
     }
+    tsan_release(&state(to, queue));  // the event device's ordering is invisible to TSan
     if (rte_event_enqueue_burst(dev_, static_cast<uint8_t>(index(from, catch_all())), &ev, 1) == 1) return true;
     s.used.fetch_sub(need, std::memory_order_relaxed);  // relaxed: as above
     if (buffer != nullptr) {
@@ -168,16 +171,31 @@ bool EventdevNetwork::push_once(TileId from, TileId to, uint32_t queue, Tag tag,
 }
 
 bool EventdevNetwork::try_push(TileId from, TileId to, Tag tag, const uint64_t* payload, uint32_t length) {
-    detail::check_push(config_, kBackend, from, to, length);
-    const uint32_t q = tags_[to].queue_of(tag);
-    QueueState& s = state(to, q);
-    detail::check_sender(kBackend, from, to, q, s.sole_sender.load(std::memory_order_relaxed));  // relaxed: see QueueState
-    if (!push_once(from, to, q, tag, payload, length)) {
+    return try_push(route(from, to, tag), payload, length);
+}
+
+EventdevNetwork::Route EventdevNetwork::route(TileId from, TileId to, Tag tag) {
+    detail::check_push(config_, kBackend, from, to, 0);
+    return Route{from, to, tags_[to].queue_of(tag), tag};
+}
+
+bool EventdevNetwork::try_push(const Route& r, const uint64_t* payload, uint32_t length) {
+    if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
+    QueueState& s = state(r.to, r.queue_index);
+    // relaxed: see QueueState
+    detail::check_sender(kBackend, r.from, r.to, r.queue_index, s.sole_sender.load(std::memory_order_relaxed));
+    if (!push_once(r.from, r.to, r.queue_index, r.tag, payload, length)) {
         s.stalls.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         return false;
     }
     if (config_.doorbells) s.data_bell.ring();
     return true;
+}
+
+bool EventdevNetwork::try_push_credited(const Route& r, const uint64_t* payload, uint32_t length) {
+    const uint32_t sole = state(r.to, r.queue_index).sole_sender.load(std::memory_order_relaxed);  // relaxed: see QueueState
+    if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
+    return try_push(r, payload, length);
 }
 
 void EventdevNetwork::push(TileId from, TileId to, Tag tag, const uint64_t* payload, uint32_t length,
@@ -205,6 +223,7 @@ bool EventdevNetwork::pop_once(TileId tile, uint32_t queue, MessageHeader& heade
         rte_service_run_iter_on_app_lcore(service_, 1);
         if (rte_event_dequeue_burst(dev_, port, &ev, 1, 0) == 0) return false;
     }
+    tsan_acquire(&state(tile, queue));
     header = decode(ev);
     if (header.length == 1) payload[0] = ev.u64;
     else if (header.length > 1) PayloadPool::read(static_cast<PayloadPool::Buffer*>(ev.event_ptr), payload, header.length);
@@ -216,9 +235,17 @@ bool EventdevNetwork::pop_once(TileId tile, uint32_t queue, MessageHeader& heade
 }
 
 bool EventdevNetwork::try_pop(TileId tile, uint32_t queue, MessageHeader& header, uint64_t* payload) {
+    return try_pop(mailbox(tile, queue), header, payload);
+}
+
+EventdevNetwork::Mailbox EventdevNetwork::mailbox(TileId tile, uint32_t queue) {
     detail::check_queue(config_, kBackend, tile, queue, true);
-    if (!pop_once(tile, queue, header, payload)) return false;
-    if (config_.doorbells) state(tile, queue).space_bell.ring();
+    return Mailbox{tile, queue};
+}
+
+bool EventdevNetwork::try_pop(const Mailbox& m, MessageHeader& header, uint64_t* payload) {
+    if (!pop_once(m.tile, m.queue, header, payload)) return false;
+    if (config_.doorbells) state(m.tile, m.queue).space_bell.ring();
     return true;
 }
 
@@ -234,12 +261,13 @@ void EventdevNetwork::pop(TileId tile, uint32_t queue, MessageHeader& header, ui
 void EventdevNetwork::claim(TileId tile, uint32_t queue, TileId sender) {
     detail::check_push(config_, kBackend, sender, tile, 0);
     // relaxed: claims are made before traffic starts (thread creation orders them).
-    if (ledger_.claim(tile, queue, sender)) state(tile, queue).sole_sender.store(sender, std::memory_order_relaxed);
+    ledger_.claim(tile, queue, sender);
+    state(tile, queue).sole_sender.store(sender, std::memory_order_relaxed);
 }
 
 void EventdevNetwork::release_claim(TileId tile, uint32_t queue) {
-    if (ledger_.release_claim(tile, queue))
-        state(tile, queue).sole_sender.store(detail::kAnySender, std::memory_order_relaxed);  // relaxed: as in claim
+    ledger_.release_claim(tile, queue);
+    state(tile, queue).sole_sender.store(detail::kAnySender, std::memory_order_relaxed);  // relaxed: as in claim
 }
 
 QueueCounters EventdevNetwork::counters(TileId tile, uint32_t queue) const {

@@ -64,6 +64,25 @@ public:
     bool try_pop(TileId tile, uint32_t queue, MessageHeader& header, uint64_t* payload);
     void pop(TileId tile, uint32_t queue, MessageHeader& header, uint64_t* payload, const WaitPolicy& policy = {});
 
+    // As MessageNetwork's: a push target and a pop source resolved once.
+    struct Route {
+        TileId from = 0;
+        TileId to = 0;
+        uint32_t queue_index = 0;
+        Tag tag = 0;
+    };
+    Route route(TileId from, TileId to, Tag tag);
+    bool try_push(const Route& r, const uint64_t* payload, uint32_t length);
+    // As MessageNetwork's (the queue must be claimed by r.from); the room is accounted as
+    // for any push, so it may be refused when the device is out of room.
+    bool try_push_credited(const Route& r, const uint64_t* payload, uint32_t length);
+    struct Mailbox {
+        TileId tile = 0;
+        uint32_t queue = 0;
+    };
+    Mailbox mailbox(TileId tile, uint32_t queue);
+    bool try_pop(const Mailbox& m, MessageHeader& header, uint64_t* payload);
+
     QueueCounters counters(TileId tile, uint32_t queue) const;
     uint64_t queued_words(TileId tile, uint32_t queue) const;
     Doorbell* data_bell(TileId tile, uint32_t queue);

@@ -49,10 +49,11 @@ public:
           data_share_(data, c.data_tag, c.credits, c.payload_words),
           ack_share_(acks, c.ack_tag, c.credits, 0),
           sender_(acks.network(), acks.tile(), data.tile(), c.data_tag, c.ack_tag,
-                  Inbox<Net>{&acks.network(), acks.tile(), acks.queue(), &acks, ack_share_.handle}, c.payload_words),
+                  Inbox<Net>(acks.network(), acks.tile(), acks.queue(), &acks, ack_share_.handle), c.payload_words,
+                  false),  // shared queues: ordinary pushes
           receiver_(data.network(), data.tile(), c.data_tag, c.ack_tag,
-                    Inbox<Net>{&data.network(), data.tile(), data.queue(), &data, data_share_.handle},
-                    c.payload_words) {
+                    Inbox<Net>(data.network(), data.tile(), data.queue(), &data, data_share_.handle),
+                    c.payload_words, false) {
         detail::grant_credits(data.network(), data.tile(), acks.tile(), c.ack_tag, c.credits);
     }
     LogicalChannel(const LogicalChannel&) = delete;

@@ -57,11 +57,13 @@ void MessageNetwork::pop(TileId tile, uint32_t queue_index, MessageHeader& heade
 
 void MessageNetwork::claim(TileId tile, uint32_t queue_index, TileId sender) {
     detail::check_push(config_, kBackend, sender, tile, 0);
-    if (ledger_.claim(tile, queue_index, sender)) queue(tile, queue_index).set_sole_sender(sender);
+    ledger_.claim(tile, queue_index, sender);
+    queue(tile, queue_index).set_sole_sender(sender);
 }
 
 void MessageNetwork::release_claim(TileId tile, uint32_t queue_index) {
-    if (ledger_.release_claim(tile, queue_index)) queue(tile, queue_index).set_sole_sender(detail::kAnySender);
+    ledger_.release_claim(tile, queue_index);
+    queue(tile, queue_index).set_sole_sender(detail::kAnySender);
 }
 
 QueueCounters MessageNetwork::counters(TileId tile, uint32_t queue_index) const {

@@ -49,31 +49,84 @@ public:
     uint32_t queue_of(TileId tile, Tag tag) const;
 
     bool try_push(TileId from, TileId to, Tag tag, const uint64_t* payload, uint32_t length) {
-        detail::check_push(config_, kBackend, from, to, length);
-        const uint32_t qi = tags_[to].queue_of(tag);
-        TileQueue& q = queue(to, qi);
-        const uint32_t sole = q.sole_sender();
-        detail::check_sender(kBackend, from, to, qi, sole);
-        if (!q.try_push(sole == from, detail::pack_header(from, tag, length), payload, length)) {
-            q.count_stall();
-            return false;
-        }
-        if (config_.doorbells) q.data_bell().ring();
-        return true;
+        return try_push(route(from, to, tag), payload, length);
     }
     void push(TileId from, TileId to, Tag tag, const uint64_t* payload, uint32_t length, const WaitPolicy& policy = {});
 
     // `payload` must have room for max_payload words (kMaxPayload always suffices).
     bool try_pop(TileId tile, uint32_t queue_index, MessageHeader& header, uint64_t* payload) {
-        detail::check_queue(config_, kBackend, tile, queue_index, true);
-        TileQueue& q = queue(tile, queue_index);
-        uint64_t word;
-        if (!q.try_pop(word, payload)) return false;
-        header = detail::unpack_header(word);
-        if (config_.doorbells) q.space_bell().ring();
-        return true;
+        return try_pop(mailbox(tile, queue_index), header, payload);
     }
     void pop(TileId tile, uint32_t queue_index, MessageHeader& header, uint64_t* payload, const WaitPolicy& policy = {});
+
+    // A push target resolved once: the queue `tag` selects at `to` now, and the header.
+    // Pushing through it skips the tag lookup and the range checks, which is what the credit
+    // interfaces do per message; a later rebinding of the tag does not move a route.
+    struct Route {
+        TileQueue* queue = nullptr;
+        uint64_t header = 0;  // source and tag; the length is added per push
+        TileId from = 0;
+        TileId to = 0;
+        uint32_t queue_index = 0;
+    };
+    Route route(TileId from, TileId to, Tag tag) {
+        detail::check_push(config_, kBackend, from, to, 0);
+        const uint32_t qi = tags_[to].queue_of(tag);
+        return Route{&queue(to, qi), detail::pack_header(from, tag, 0), from, to, qi};
+    }
+    bool try_push(const Route& r, const uint64_t* payload, uint32_t length) {
+        if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
+        const uint32_t sole = r.queue->sole_sender();
+        detail::check_sender(kBackend, r.from, r.to, r.queue_index, sole);
+        if (!r.queue->try_push(sole == r.from, r.header | (uint64_t{length} << 32), payload, length)) {
+            r.queue->count_stall();
+            return false;
+        }
+        if (config_.doorbells) r.queue->data_bell().ring();
+        return true;
+    }
+
+    // A push that spends a credit of an interface that owns the queue: `r`'s queue is
+    // claimed by r.from and its room set aside for the credits, so the push cannot find it
+    // full and skips the room check (TileQueue::push_credited). Throws std::logic_error when
+    // the queue is not claimed by r.from. Always true here (the eventdev backend may refuse).
+    bool try_push_credited(const Route& r, const uint64_t* payload, uint32_t length) {
+        if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
+        const uint32_t sole = r.queue->sole_sender();
+        if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
+        r.queue->push_credited(r.header | (uint64_t{length} << 32), payload, length);
+        if (config_.doorbells) r.queue->data_bell().ring();
+        return true;
+    }
+
+    // A queue resolved once for popping.
+    struct Mailbox {
+        TileQueue* queue = nullptr;
+    };
+    Mailbox mailbox(TileId tile, uint32_t queue_index) {
+        detail::check_queue(config_, kBackend, tile, queue_index, true);
+        return Mailbox{&queue(tile, queue_index)};
+    }
+    bool try_pop(const Mailbox& m, MessageHeader& header, uint64_t* payload) {
+        uint64_t word;
+        if (!m.queue->try_pop(word, payload)) return false;
+        header = detail::unpack_header(word);
+        if (config_.doorbells) m.queue->space_bell().ring();
+        return true;
+    }
+    // Pops up to `max` (at most 32) messages in a row tagged `tag` with `length` payload
+    // words each, stopping before the first that is not there or differs; payloads back to
+    // back. Returns how many. (Shared memory only: the credit interfaces use it for bursts.)
+    uint32_t try_pop_many(const Mailbox& m, Tag tag, uint32_t length, uint32_t max, MessageHeader* headers,
+                          uint64_t* payload) {
+        constexpr uint64_t kTagAndLength = 0x0000'ffff'ffff'0000ull;  // see detail/header_word.hpp
+        uint64_t words[32];
+        const uint32_t got = m.queue->try_pop_many(detail::pack_header(0, tag, length), kTagAndLength, length,
+                                                   max < 32 ? max : 32, words, payload);
+        for (uint32_t i = 0; i < got; ++i) headers[i] = detail::unpack_header(words[i]);
+        if (got != 0 && config_.doorbells) m.queue->space_bell().ring();
+        return got;
+    }
 
     QueueCounters counters(TileId tile, uint32_t queue_index) const;
     uint64_t queued_words(TileId tile, uint32_t queue_index) const;
@@ -85,10 +138,10 @@ public:
         return config_.doorbells ? &queue(tile, queue_index).data_bell() : nullptr;
     }
 
-    // Claims (tile, queue) for `sender`: from then on only `sender` may push there (others
-    // get std::logic_error), and its pushes skip the CAS. Counted: a queue stays claimed
-    // until every claim is released. Throws std::invalid_argument when another sender holds
-    // it. Credit interfaces claim the queues they own; claim before traffic starts.
+    // Claims (tile, queue) for one interface whose sender is `sender`: from then on only
+    // `sender` may push there (others get std::logic_error), its pushes skip the CAS, and its
+    // credited pushes the room check. Throws std::invalid_argument when the queue is claimed
+    // already. Credit interfaces claim the queues they own; claim before traffic starts.
     void claim(TileId tile, uint32_t queue_index, TileId sender);
     void release_claim(TileId tile, uint32_t queue_index);
 

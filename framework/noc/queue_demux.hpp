@@ -28,9 +28,9 @@ namespace tp::noc {
 template <typename Net>
 class QueueDemux {
 public:
-    QueueDemux(Net& net, TileId tile, uint32_t queue) : net_(net), tile_(tile), queue_(queue) {
-        net.counters(tile, queue);  // throws std::out_of_range for a tile or queue that does not exist
-    }
+    // Throws std::out_of_range for a tile or queue that does not exist.
+    QueueDemux(Net& net, TileId tile, uint32_t queue)
+        : net_(net), tile_(tile), queue_(queue), mailbox_(net.mailbox(tile, queue)) {}
     QueueDemux(const QueueDemux&) = delete;
     QueueDemux& operator=(const QueueDemux&) = delete;
 
@@ -73,7 +73,7 @@ public:
             ++s.head;
             return true;
         }
-        while (net_.try_pop(tile_, queue_, header, payload)) {
+        while (net_.try_pop(mailbox_, header, payload)) {
             if (header.tag == s.tag && header.length == s.words) return true;
             set_aside(header, payload);
         }
@@ -125,6 +125,7 @@ private:
     Net& net_;
     const TileId tile_;
     const uint32_t queue_;
+    const typename Net::Mailbox mailbox_;
     std::vector<Store> stores_;                  // by handle
     std::unordered_map<Tag, uint32_t> index_;   // attached tag -> handle
     std::deque<Unclaimed> unclaimed_;

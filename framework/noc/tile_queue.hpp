@@ -9,9 +9,10 @@
 // by advancing `head`, which senders read only when their cached copy says the ring is full.
 // So a message costs one CAS on a line senders share, and the receiver touches only the
 // slots and its own line: its cost does not depend on how many senders there are. A queue
-// claimed by one sender (set_sole_sender) skips the CAS: on x86 a locked instruction waits
-// for the sender's earlier stores to reach other cores, which would put a cache-line
-// transfer on the path of every message a tile sends right after receiving one.
+// claimed by one sender (set_sole_sender) skips the CAS (on x86 a locked instruction waits
+// for the sender's earlier stores to reach other cores), and a push that spends a credit
+// (push_credited) skips the look at head too, so a credit channel's message costs its
+// sender no line but the slots'.
 //
 // Ordering: messages leave in reservation order, each in one piece; one sender's messages
 // keep their order. A sender preempted between its reservation and its publish holds back
@@ -35,7 +36,8 @@ class TileQueue {
 public:
     explicit TileQueue(uint32_t capacity)  // a power of two, at least 2
         : mask_(capacity - 1),
-          slots_(static_cast<Slot*>(::operator new(sizeof(Slot) * capacity, std::align_val_t{64}))) {
+          // Whole cache lines, so that a small ring shares its line with nothing else.
+          slots_(static_cast<Slot*>(::operator new(bytes(capacity), std::align_val_t{64}))) {
         for (uint32_t i = 0; i < capacity; ++i) new (&slots_[i]) Slot{};
     }
 
@@ -73,11 +75,21 @@ public:
         h.word = header;
         // release: header and payload are visible to a receiver that acquires this sequence.
         h.seq.store(tail + 1, std::memory_order_release);
-        // Ask now for the line two ahead of the next message: by the time a sender writes
-        // there the line is its own, so no later locked instruction of this thread waits for
-        // another core to give it up. Never the line the receiver polls when it has caught up.
-        if (mask_ + 1 >= kPrefetchMinSlots) prefetch_for_write(&slots_[(tail + need + kPrefetchAhead) & mask_]);
         return true;
+    }
+
+    // The sole sender's push of a message a credit stands for: the queue's room is set aside
+    // for the credits and only they push here, so there is room, and the receiver's reads of
+    // the slots reused happened before it sent the credit this push spends (credits and
+    // messages are both FIFO). So no look at head at all, and no CAS.
+    void push_credited(uint64_t header, const uint64_t* payload, uint32_t n) {
+        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
+        prod_.tail.store(tail + n + 1, std::memory_order_relaxed);        // relaxed: published by seq below
+        for (uint32_t i = 0; i < n; ++i) slots_[(tail + 1 + i) & mask_].word = payload[i];
+        Slot& h = slots_[tail & mask_];
+        h.word = header;
+        // release: header and payload are visible to a receiver that acquires this sequence.
+        h.seq.store(tail + 1, std::memory_order_release);
     }
 
     // Pops the message at the head: its header word, and its payload into `payload` (room
@@ -99,6 +111,32 @@ public:
         return true;
     }
 
+    // Pops up to `max` messages in a row whose header matches `match` under `mask` (a tag and
+    // a length of n payload words), stopping before the first that is not there yet or does
+    // not match; header words into `headers`, payloads back to back into `payload`. Returns
+    // how many. Knowing the length ahead, the receiver finds every header without reading
+    // the one before, so the reads of a burst overlap instead of waiting on each other.
+    uint32_t try_pop_many(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, uint64_t* headers,
+                          uint64_t* payload) {
+        const uint64_t head = cons_.next;
+        uint32_t got = 0;
+        for (; got < max; ++got) {
+            const uint64_t pos = head + uint64_t{got} * (n + 1);
+            const Slot& h = slots_[pos & mask_];
+            // acquire: pairs with the sender's release of seq: header and payload are written.
+            if (h.seq.load(std::memory_order_acquire) != pos + 1 || (h.word & mask) != match) break;
+            headers[got] = h.word;
+            for (uint32_t i = 0; i < n; ++i) payload[got * n + i] = slots_[(pos + 1 + i) & mask_].word;
+        }
+        if (got == 0) return 0;
+        cons_.next = head + uint64_t{got} * (n + 1);
+        // release: as in try_pop.
+        cons_.head.store(cons_.next, std::memory_order_release);
+        cons_.messages.add(got);
+        cons_.words.add(uint64_t{got} * n);
+        return got;
+    }
+
     // Words pushed but not yet popped (a snapshot; reserved-but-unpublished ones included).
     uint64_t queued_words() const {
         // relaxed: a statistic; no data is read through it.
@@ -114,17 +152,6 @@ public:
     Doorbell& space_bell() { return space_bell_; }  // senders park here while full
 
 private:
-    static constexpr uint64_t kPrefetchAhead = 8;      // slots: two 64-byte lines
-    static constexpr uint64_t kPrefetchMinSlots = 64;  // smaller rings: the line may be in use
-
-    static void prefetch_for_write(const void* p) {
-#if defined(__x86_64__) || defined(__i386__)
-        asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));  // a NOP where unsupported
-#else
-        __builtin_prefetch(p, 1, 3);
-#endif
-    }
-
     // True when positions [tail, tail + need) are free: the receiver's head has passed them.
     // A stale `tail` (a sender that lost a race) that is behind head is reloaded; one that is
     // not only errs towards full, and the CAS catches it anyway.
@@ -147,6 +174,7 @@ private:
         std::atomic<uint64_t> seq{0};  // position + 1 of the header published here
         uint64_t word = 0;
     };
+    static std::size_t bytes(uint32_t capacity) { return (sizeof(Slot) * capacity + 63) / 64 * 64; }
     struct AlignedDelete {
         void operator()(Slot* p) const { ::operator delete(p, std::align_val_t{64}); }  // Slot is trivially destructible
     };

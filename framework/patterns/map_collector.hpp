@@ -10,7 +10,9 @@
 // `window` must cover the tasks that can be incomplete at once (the emitter's in-flight
 // limit): a partial for a task whose ring entry still counts another task throws
 // std::logic_error rather than miscounting, and so does end of stream with a task incomplete.
-// Thread-safety: one thread, the receiver of `partials`. Blocking waits go through WaitPolicy.
+// Partials are taken from the asymmetric interface in bursts of up to 32 (one doorbell per
+// burst on the sender side) and counted one by one. Thread-safety: one thread, the receiver
+// of `partials`. Blocking waits go through WaitPolicy; try_collect never blocks.
 #pragma once
 
 #include <cstdint>

@@ -257,14 +257,13 @@ TYPED_TEST(NetworkContract, MessagesFromManyConcurrentSendersNeverInterleave) {
 TYPED_TEST(NetworkContract, AClaimedQueueTakesPushesFromItsSenderOnly) {
     TypeParam net(shape(3, 2));
     net.claim(2, 0, 1);
-    net.claim(2, 0, 1);  // counted
     EXPECT_THROW(net.claim(2, 0, 0), std::invalid_argument);
+    EXPECT_THROW(net.claim(2, 0, 1), std::invalid_argument);  // one interface per queue
     net.bind_tag(2, 4, 0);
     const uint64_t w = 1;
     EXPECT_TRUE(net.try_push(1, 2, 4, &w, 1));
     EXPECT_THROW(net.try_push(0, 2, 4, &w, 1), std::logic_error);
-    net.release_claim(2, 0);
-    EXPECT_THROW(net.try_push(0, 2, 4, &w, 1), std::logic_error);  // one claim is left
+    EXPECT_THROW(net.try_push_credited(net.route(0, 1, 4), &w, 1), std::logic_error);  // not claimed
     net.release_claim(2, 0);
     EXPECT_TRUE(net.try_push(0, 2, 4, &w, 1));
 }
@@ -274,6 +273,21 @@ TYPED_TEST(NetworkContract, AClaimedQueueTakesPushesFromItsSenderOnly) {
 template <typename Net>
 class CreditContract : public testing::Test {};
 TYPED_TEST_SUITE(CreditContract, Backends, BackendNames);
+
+TYPED_TEST(CreditContract, TwoInterfacesCannotOwnOneQueue) {
+    TypeParam net(shape(2));
+    CreditChannelConfig c;
+    CreditChannel<TypeParam> first(net, c);
+    c.data_tag = 5;  // bound to the same data queue 0 at tile 1
+    c.ack_tag = 6;
+    c.ack_queue = 1;
+    try {
+        CreditChannel<TypeParam> second(net, c);
+        FAIL() << "two channels own tile 1's queue 0";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("tile 1's queue 0 is claimed already"), std::string::npos) << e.what();
+    }
+}
 
 TYPED_TEST(CreditContract, CreditExhaustionBlocksTheSenderUntilTheReceiverReturnsOne) {
     TypeParam net(shape(2));

@@ -15,8 +15,7 @@ QueueLedger::QueueLedger(const NetworkConfig& config, const char* backend)
     : config_(config),
       backend_(backend),
       reserved_(size_t{config.tiles} * (config.queues + 1), 0),
-      sole_(reserved_.size(), kAnySender),
-      claims_(reserved_.size(), 0) {}
+      sole_(reserved_.size(), kAnySender) {}
 
 void QueueLedger::reserve(TileId tile, uint32_t queue, uint64_t words, const std::string& who,
                           const std::string& hint) {
@@ -45,24 +44,20 @@ uint64_t QueueLedger::reserved(TileId tile, uint32_t queue) const {
     return reserved_[index(tile, queue)];
 }
 
-bool QueueLedger::claim(TileId tile, uint32_t queue, TileId sender) {
+void QueueLedger::claim(TileId tile, uint32_t queue, TileId sender) {
     check_queue(config_, backend_, tile, queue, true);
     std::lock_guard<std::mutex> lk(m_);
     const size_t i = index(tile, queue);
-    if (claims_[i] != 0 && sole_[i] != sender)
+    if (sole_[i] != kAnySender)
         throw std::invalid_argument(std::string(backend_) + " network: " + queue_name(config_.queues, tile, queue) +
-                                    " is claimed by sender tile " + std::to_string(sole_[i]) +
-                                    ", so tile " + std::to_string(sender) + " cannot claim it");
+                                    " is claimed already (by an interface of sender tile " + std::to_string(sole_[i]) +
+                                    "); an interface that owns a queue needs one of its own");
     sole_[i] = sender;
-    return claims_[i]++ == 0;
 }
 
-bool QueueLedger::release_claim(TileId tile, uint32_t queue) {
+void QueueLedger::release_claim(TileId tile, uint32_t queue) {
     std::lock_guard<std::mutex> lk(m_);
-    const size_t i = index(tile, queue);
-    if (--claims_[i] != 0) return false;
-    sole_[i] = kAnySender;
-    return true;
+    sole_[index(tile, queue)] = kAnySender;
 }
 
 void throw_bad_push(const NetworkConfig& c, const char* backend, TileId from, TileId to, uint32_t length) {
@@ -84,6 +79,10 @@ void throw_bad_queue(const NetworkConfig& c, const char* backend, TileId tile, u
 }
 
 void throw_claimed(const char* backend, TileId from, TileId to, uint32_t queue, uint32_t sole) {
+    if (sole == kAnySender)
+        throw std::logic_error(std::string(backend) + " network: a credited push from tile " + std::to_string(from) +
+                               " needs tile " + std::to_string(to) + "'s queue " + std::to_string(queue) +
+                               " claimed by its sender, and it is not claimed");
     throw std::logic_error(std::string(backend) + " network: tile " + std::to_string(from) +
                            " pushed into tile " + std::to_string(to) + "'s queue " + std::to_string(queue) +
                            ", which sender tile " + std::to_string(sole) + " claimed for a credit interface");

@@ -28,11 +28,11 @@ public:
     void release(TileId tile, uint32_t queue, uint64_t words);
     uint64_t reserved(TileId tile, uint32_t queue) const;
 
-    // Counts a claim of (tile, queue) by `sender`; returns true for the first one (the caller
-    // then marks the queue). Throws std::invalid_argument when another sender holds it.
-    bool claim(TileId tile, uint32_t queue, TileId sender);
-    // Drops one claim; returns true when it was the last (the caller unmarks the queue).
-    bool release_claim(TileId tile, uint32_t queue);
+    // Records that (tile, queue) belongs to one interface whose sender is `sender`. Throws
+    // std::invalid_argument when the queue is claimed already: a credited push relies on
+    // being the only traffic there (see TileQueue::push_credited).
+    void claim(TileId tile, uint32_t queue, TileId sender);
+    void release_claim(TileId tile, uint32_t queue);
 
 private:
     size_t index(TileId tile, uint32_t queue) const { return size_t{tile} * (config_.queues + 1) + queue; }
@@ -42,7 +42,6 @@ private:
     mutable std::mutex m_;
     std::vector<uint64_t> reserved_;  // guarded by m_
     std::vector<uint32_t> sole_;      // guarded by m_: claiming sender or kAnySender
-    std::vector<uint32_t> claims_;    // guarded by m_
 };
 
 // Argument checks: throw std::out_of_range / std::invalid_argument naming the bad value.
