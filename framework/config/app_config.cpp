@@ -99,7 +99,7 @@ public:
         nc.where = at(file_, st.Mark());
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
-            const YAML::Node& v = it->second;
+            const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
             if (k == "stage") continue;
             if (k == "name") {
                 nc.name = scalar(v, "name");
@@ -141,7 +141,7 @@ public:
         bool has_worker = false;
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
-            const YAML::Node& v = it->second;
+            const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
             if (k == "name") {
                 f.name = scalar(v, "name");
                 if (!valid_name(f.name)) fail(v, kind + " name '" + f.name + "' may use only letters, digits, '_' and '-'");
@@ -343,7 +343,7 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     YAML::Node pipeline;
     for (auto it = root.begin(); it != root.end(); ++it) {
         const std::string k = r.scalar(it->first, "key");
-        const YAML::Node& v = it->second;
+        const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
         if (k == "app") app.name = r.scalar(v, "app");
         else if (k == "transport") {
             app.transport = r.scalar(v, "transport");

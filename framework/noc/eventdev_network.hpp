@@ -12,6 +12,10 @@
 // device only bounds events in flight device-wide); a push the device refuses counts as a
 // stall, like a full queue.
 //
+// Why event_sw and not event_dsw: DSW offers 16 event queues per device (one per tile and
+// queue would allow 3 tiles) and needs every port dequeued regularly for its flow migration,
+// which a parked tile does not do.
+//
 // Scheduling: no service core runs event_sw's scheduler here; a pop that finds its port
 // empty runs one scheduler iteration itself (rte_service_run_iter_on_app_lcore, serialised
 // by EAL, so concurrent pollers just skip it). Its cost grows with the number of ports.
