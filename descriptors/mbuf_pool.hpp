@@ -11,6 +11,8 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "descriptors/packet_desc.hpp"
+
 namespace tp {
 
 struct MbufPoolSpec {
@@ -65,6 +67,13 @@ inline bool alloc_packets(rte_mempool* mp, rte_mbuf** m, unsigned n) {
         rte_prefetch0(rte_pktmbuf_mtod(m[i], const void*));  // about to be written
     }
     return true;
+}
+
+// PacketDesc::length for `m`: its frame length if it is simple (see PacketDesc) for `app_pool`,
+// else kLengthSaturated. Reads the header, so for mbufs a PMD or a library handed over.
+inline uint16_t descriptor_length(const rte_mbuf* m, const rte_mempool* app_pool) {
+    const bool simple = m->nb_segs == 1 && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 && m->pool == app_pool;
+    return simple ? saturate_length(rte_pktmbuf_pkt_len(m)) : PacketDesc::kLengthSaturated;
 }
 
 }  // namespace tp

@@ -40,12 +40,19 @@ inline constexpr uint8_t kMalformed = 0x80;  // a header was truncated or incons
 struct alignas(16) PacketDesc {
     rte_mbuf* mbuf;      // owner of the packet bytes
     uint32_t flow_hash;  // symmetric 5-tuple hash (0 until parsed)
-    uint16_t length;     // frame length in bytes, saturated at kLengthSaturated
+    uint16_t length;     // frame length in bytes when the mbuf is simple (below), else
+                         // kLengthSaturated: read the mbuf's pkt_len (frame_length())
     uint8_t port;        // input port (source index for captures)
     uint8_t type;        // ptype:: bits
 
     static constexpr uint16_t kLengthSaturated = 0xffff;
 };
+// A simple mbuf is direct, one segment, has refcnt 1 and comes from the app's pool: a sink may
+// put it straight back into that pool without reading its header (DPDK's MBUF_FAST_FREE
+// contract), so the header lines stay in the cache of the CPU that allocates them. Whoever
+// makes a descriptor for anything else (a chain, a clone, another pool's mbuf, a frame of
+// 64 KiB or more) sets kLengthSaturated; a stage that turns a simple mbuf into anything else
+// must do the same.
 
 static_assert(sizeof(PacketDesc) == 16, "a descriptor must stay 16 bytes: four per cache line");
 static_assert(alignof(PacketDesc) == 16, "16-byte alignment lets a slot hold one with one SSE move");

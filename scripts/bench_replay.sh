@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5} secs=${2:-5}
-./scripts/bootstrap.sh dpdk
+./scripts/bootstrap.sh dpdk-dev  # dpdk-testpmd
 ./scripts/build.sh build release
 bin=./build/apps/tilepipe
 work=$(mktemp -d)

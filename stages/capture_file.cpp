@@ -359,7 +359,7 @@ void CaptureFile::copy_records(uint64_t count) {
             latest_ns = std::max(latest_ns, ts);
         }
         const uint64_t offset = first_ns < 0 ? 0 : uint64_t(latest_ns - first_ns);
-        records_.push_back(CaptureRecord{head, length, offset});
+        records_.push_back(CaptureRecord{head, rte_pktmbuf_mtod(head, const uint8_t*), length, nb, offset});
     }
 }
 

@@ -44,7 +44,10 @@ namespace tp {
 
 struct CaptureRecord {
     const rte_mbuf* frame;  // template chain in the capture's private pool
+    const uint8_t* data;    // the first segment's bytes: a replay of a one-segment frame
+                            // reads only these, never the template's mbuf header
     uint32_t length;        // captured bytes, normalised to Ethernet (what is replayed)
+    uint16_t segments;      // template segments (1: the whole frame is at `data`)
     uint64_t offset_ns;     // replay time from the first record, gaps that go backwards or
                             // involve an invalid timestamp count as zero
 };

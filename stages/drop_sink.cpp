@@ -1,22 +1,29 @@
 #include "stages/drop_sink.hpp"
 
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 
+#include <stdexcept>
+
+#include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
 
+void DropSink::open(StageEnv& env) {
+    if (env.pool == nullptr) throw std::logic_error("drop sink opened without a packet pool");
+    pool_ = env.pool->get();
+}
+
 void DropSink::process(Burst& b) {
-    // The mbuf headers were last written on the producing CPU: fetch them all at once so the
-    // misses overlap, instead of one at a time inside the free loop.
-    rte_mbuf* m[kBurstMax];
+    void* simple[kBurstMax];
+    rte_mbuf* other[kBurstMax];
+    unsigned ns = 0, no = 0;
     for (uint16_t i = 0; i < b.n; ++i) {
-        m[i] = b.d[i].mbuf;
-        rte_prefetch0(m[i]);
-        rte_prefetch0(reinterpret_cast<const char*>(m[i]) + RTE_CACHE_LINE_SIZE);  // `next`
+        if (b.d[i].length != PacketDesc::kLengthSaturated) simple[ns++] = b.d[i].mbuf;
+        else other[no++] = b.d[i].mbuf;
     }
-    rte_pktmbuf_free_bulk(m, b.n);  // one mempool put for the whole burst
+    if (ns != 0) rte_mempool_put_bulk(pool_, simple, ns);  // one put for the burst, headers untouched
+    if (no != 0) rte_pktmbuf_free_bulk(other, no);
     b.n = 0;
 }
 

@@ -168,9 +168,8 @@ void PcapSource::fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) c
     const CaptureRecord& r = capture_->records()[template_index];
     const uint16_t nb = app_segments_[template_index];
     rte_mbuf* head = segs[0];
-    if (nb == 1 && r.frame->nb_segs == 1) {
-        rte_memcpy(rte_pktmbuf_mtod(head, uint8_t*), rte_pktmbuf_mtod(r.frame, const uint8_t*),
-                   r.length);
+    if (nb == 1 && r.segments == 1) {
+        rte_memcpy(rte_pktmbuf_mtod(head, uint8_t*), r.data, r.length);
         head->data_len = static_cast<uint16_t>(r.length);
     } else {
         uint32_t left = r.length;
@@ -184,7 +183,8 @@ void PcapSource::fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) c
     head->nb_segs = nb;
     head->pkt_len = r.length;
     head->port = port_;
-    d = PacketDesc{head, 0, saturate_length(r.length), port_, 0};
+    // One app segment is a simple mbuf (see PacketDesc): sinks may free it without reading it.
+    d = PacketDesc{head, 0, nb == 1 ? saturate_length(r.length) : PacketDesc::kLengthSaturated, port_, 0};
 }
 
 SourceStatus PcapSource::produce(Burst& b) {
@@ -216,18 +216,18 @@ SourceStatus PcapSource::produce(Burst& b) {
         n /= 2;
     }
 
-    // Templates of a large capture do not fit in cache: fetch a few packets ahead (the mbuf
-    // header first, its data once the header is there) while copying the current one.
+    // Templates of a large capture do not fit in cache: fetch the bytes of a few packets
+    // ahead (the record says where they are, so no template header is read) while copying
+    // the current one.
+    constexpr uint32_t kAhead = 4;
     auto ahead = [&](uint32_t k) {
         const uint32_t i = cursor_.index + k;
-        return records[i < template_packets_ ? i : i % template_packets_].frame;
+        return records[i < template_packets_ ? i : i % template_packets_].data;
     };
-    for (uint32_t k = 0; k < 4; ++k) rte_prefetch0(ahead(k));
-    for (uint32_t k = 0; k < 2; ++k) rte_prefetch0(rte_pktmbuf_mtod(ahead(k), const void*));
+    for (uint32_t k = 0; k < kAhead; ++k) rte_prefetch0(ahead(k));
     rte_mbuf** segs_of_packet = scratch_.data();
     for (uint16_t i = 0; i < n; ++i) {
-        rte_prefetch0(ahead(4));
-        rte_prefetch0(rte_pktmbuf_mtod(ahead(2), const void*));
+        rte_prefetch0(ahead(kAhead));
         fill(b.d[i], cursor_.index, segs_of_packet);
         segs_of_packet += app_segments_[cursor_.index];
         advance(cursor_, records[cursor_.index].length);

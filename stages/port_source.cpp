@@ -58,6 +58,7 @@ void PortSource::open(StageEnv& env) {
     r.rxd = rxd_;
     r.promisc = params_.get_bool("promisc");
     r.pool = env.pool->get();
+    pool_ = r.pool;
     r.socket = env.socket;
     try {
         port_id_ = ethdev_port_acquire(r);
@@ -86,7 +87,7 @@ SourceStatus PortSource::produce(Burst& b) {
     for (uint16_t i = 0; i < n; ++i) {
         const rte_mbuf* mb = m[i];
         const uint32_t hash = (mb->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ? mb->hash.rss : 0;
-        b.d[i] = PacketDesc{m[i], hash, saturate_length(rte_pktmbuf_pkt_len(mb)), desc_port_, 0};
+        b.d[i] = PacketDesc{m[i], hash, descriptor_length(mb, pool_), desc_port_, 0};
     }
     b.n = n;
     received_ += n;

@@ -38,6 +38,8 @@
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
 
+struct rte_mempool;
+
 namespace tp {
 
 class PortSource final : public Stage {
@@ -68,6 +70,7 @@ private:
     double idle_seconds_;
 
     uint16_t port_id_ = 0;
+    const rte_mempool* pool_ = nullptr;  // the app's: mbufs of others are not simple
     uint8_t desc_port_ = 0;
     bool opened_ = false;
     uint64_t received_ = 0;

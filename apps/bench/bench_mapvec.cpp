@@ -81,6 +81,7 @@ const char* kHelp =
     "  --park-us N        WaitPolicy park timeout in microseconds (default: the policy's default)\n"
     "  --reps N           repetitions of each measurement, interleaved (default 5)\n"
     "  --json OUT         also write {\"bench\": \"mapvec\", \"rows\": [...]} to OUT\n"
+    "  --config FILE      read options from a YAML file (conf/mapvec.yaml); the command line wins\n"
     "  --help             this text\n";
 
 struct Variant {
@@ -385,11 +386,11 @@ std::vector<uint32_t> parse_counts(const Args& args, const std::string& name, co
             used = 0;
         }
         if (used != s.size() || v < lo || v > hi)
-            throw std::invalid_argument("--" + name + ": each value is " + std::to_string(lo) + ".." + std::to_string(hi) +
+            throw std::invalid_argument(args.label(name) + ": each value is " + std::to_string(lo) + ".." + std::to_string(hi) +
                                         ", got '" + s + "'");
         out.push_back(static_cast<uint32_t>(v));
     }
-    if (out.empty()) throw std::invalid_argument("--" + name + " needs at least one value");
+    if (out.empty()) throw std::invalid_argument(args.label(name) + " needs at least one value");
     return out;
 }
 
@@ -441,7 +442,7 @@ int run_mapvec(int argc, char** argv) {
         } else {
             std::string known;
             for (const auto& v : available) known += (known.empty() ? "" : ", ") + v.name;
-            throw std::invalid_argument("unknown variant '" + name + "' (known: " + known + ")");
+            throw std::invalid_argument(args.label("variants") + ": unknown variant '" + name + "' (known: " + known + ")");
         }
     }
     const auto ms = parse_counts(args, "m", {"56", "112", "168"}, 1, 4096);
@@ -449,7 +450,7 @@ int run_mapvec(int argc, char** argv) {
                                             AsymmetricReceiver<uint64_t>::kMaxSenders);
     const auto dtypes = args.list("dtype", {"int"});
     for (const auto& d : dtypes)
-        if (d != "int" && d != "float") throw std::invalid_argument("--dtype is int or float, got '" + d + "'");
+        if (d != "int" && d != "float") throw std::invalid_argument(args.label("dtype") + " is int or float, got '" + d + "'");
     if (variants.empty()) throw std::invalid_argument("no variant to measure");
 
     // Cases of the same M, dtype and worker count run back to back in every repetition, so

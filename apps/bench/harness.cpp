@@ -11,15 +11,30 @@
 #include <stdexcept>
 #include <thread>
 
+#include <yaml-cpp/yaml.h>
+
+#include "framework/config/yaml_location.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 
 namespace tp::bench {
 
+namespace {
+bool known(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+}  // namespace
+
 Args::Args(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags) {
-    auto known = [](const std::vector<std::string>& v, const std::string& s) {
-        return std::find(v.begin(), v.end(), s) != v.end();
-    };
+    // The config file first, wherever --config stands, so the command line overrides it.
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--config" && i + 1 < argc) read_config(argv[i + 1], argc > 1 ? argv[1] : "", options, flags);
+        else if (a.rfind("--config=", 0) == 0) read_config(a.substr(9), argc > 1 ? argv[1] : "", options, flags);
+        else if (a == "--config") throw std::invalid_argument("--config needs a value");
+        else continue;
+        break;
+    }
     for (int i = 2; i < argc; ++i) {
         std::string a = argv[i];
         if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'");
@@ -30,7 +45,9 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& options, const
             value = a.substr(eq + 1);
             a = a.substr(0, eq);
         }
-        if (known(flags, a)) {
+        if (a == "config") {
+            if (eq == std::string::npos) ++i;  // read above
+        } else if (known(flags, a)) {
             values_[a] = "1";
         } else if (known(options, a)) {
             if (eq == std::string::npos) {
@@ -38,10 +55,62 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& options, const
                 value = argv[++i];
             }
             values_[a] = value;
+            config_where_.erase(a);
         } else {
             throw std::invalid_argument("unknown option --" + a + " (try --help)");
         }
     }
+}
+
+void Args::read_config(const std::string& file, const std::string& bench, const std::vector<std::string>& options,
+                       const std::vector<std::string>& flags) {
+    auto fail = [&](const YAML::Mark& m, const std::string& msg) {
+        throw std::invalid_argument(yaml_location(file, m).str() + ": " + msg);
+    };
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(file);
+    } catch (const YAML::BadFile&) {
+        throw std::invalid_argument(file + ": cannot read the config file");
+    } catch (const YAML::Exception& e) {
+        fail(e.mark, e.msg);
+    }
+    if (!root.IsMap()) fail(root.Mark(), "a bench config is a mapping with a 'bench:' key");
+    bool named = false;
+    for (auto it = root.begin(); it != root.end(); ++it) {
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;  // copies: the iterator's pair is a temporary
+        const std::string k = key.IsScalar() ? key.Scalar() : "";
+        std::string v;
+        if (value.IsScalar()) {
+            v = value.Scalar();
+        } else if (value.IsSequence() && value.size() != 0) {
+            for (const YAML::Node& item : value) {
+                if (!item.IsScalar()) fail(item.Mark(), "'" + k + "' takes single values");
+                v += (v.empty() ? "" : ",") + item.Scalar();
+            }
+        } else {
+            fail(value.Mark(), "'" + k + "' needs a value or a list of values");
+        }
+        if (k == "bench") {
+            if (v != bench) fail(value.Mark(), "this config is for bench '" + v + "', not '" + bench + "'");
+            named = true;
+        } else if (known(flags, k)) {
+            if (v != "true" && v != "false") fail(value.Mark(), "'" + k + "' is true or false, got '" + v + "'");
+            if (v == "true") values_[k] = "1";
+        } else if (known(options, k)) {
+            values_[k] = v;
+            config_where_[k] = yaml_location(file, value.Mark()).str();
+        } else {
+            fail(key.Mark(), "unknown option '" + k + "' for bench " + bench + " (try --help)");
+        }
+    }
+    if (!named) fail(root.Mark(), "missing 'bench: " + bench + "'");
+}
+
+std::string Args::label(const std::string& name) const {
+    auto it = config_where_.find(name);
+    return it == config_where_.end() ? "--" + name : it->second + ": " + name;
 }
 
 std::string Args::str(const std::string& name, const std::string& fallback) const {
@@ -60,7 +129,7 @@ uint64_t Args::num(const std::string& name, uint64_t fallback) const {
         used = 0;
     }
     if (used != it->second.size() || it->second.empty())
-        throw std::invalid_argument("--" + name + " needs a number, got '" + it->second + "'");
+        throw std::invalid_argument(label(name) + " needs a number, got '" + it->second + "'");
     return v;
 }
 

@@ -12,17 +12,27 @@
 namespace tp::bench {
 
 // `--name value` / `--name=value` options and `--flag`s; anything unknown is an error.
+// `--config FILE` first reads a YAML mapping `bench: NAME` plus option names to values (a
+// sequence for a list option, true/false for a flag); options on the command line win.
 class Args {
 public:
-    // `flags` take no value; every other known option takes one. Throws std::invalid_argument.
+    // `flags` take no value; every other known option takes one. Throws std::invalid_argument,
+    // naming `file:line:col` for a mistake in the config file.
     Args(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags);
     bool has(const std::string& name) const { return values_.count(name) != 0; }
+    // How to name option `name` in an error: `--name`, or `file:line:col: name` when the
+    // value came from the config file.
+    std::string label(const std::string& name) const;
     std::string str(const std::string& name, const std::string& fallback) const;
     uint64_t num(const std::string& name, uint64_t fallback) const;
     std::vector<std::string> list(const std::string& name, const std::vector<std::string>& fallback) const;
 
 private:
+    void read_config(const std::string& file, const std::string& bench, const std::vector<std::string>& options,
+                     const std::vector<std::string>& flags);
+
     std::map<std::string, std::string> values_;
+    std::map<std::string, std::string> config_where_;  // option -> "file:line:col" of its value
 };
 
 // The options every bench takes.

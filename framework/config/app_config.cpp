@@ -10,16 +10,14 @@
 #include <sstream>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/config/yaml_location.hpp"
 #include "framework/topology/placement.hpp"
 
 namespace tp {
 
 namespace {
 
-Location at(const std::string& file, const YAML::Mark& m) {
-    // yaml-cpp marks are 0-based; a null mark (-1) means "unknown".
-    return Location{file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
-}
+Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
 std::string join(const std::vector<std::string>& v) {
     std::string s;
