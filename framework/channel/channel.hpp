@@ -50,6 +50,8 @@ public:
         if (rx_bell_ != nullptr) rx_bell_->ring();
         on_close();
     }
+    // acquire: pairs with close()'s release, so a receiver that sees `closed` and then finds
+    // the channel empty has seen every item sent before the close.
     bool closed() const { return closed_.load(std::memory_order_acquire); }
 
     void set_bells(Doorbell* sender, Doorbell* receiver) {

@@ -273,7 +273,7 @@ void EventdevNetwork::release_claim(TileId tile, uint32_t queue) {
 QueueCounters EventdevNetwork::counters(TileId tile, uint32_t queue) const {
     detail::check_queue(config_, kBackend, tile, queue, true);
     const QueueState& s = states_[index(tile, queue)];
-    return QueueCounters{s.messages.get(), s.words.get(), s.stalls.load(std::memory_order_relaxed)};
+    return QueueCounters{s.messages.get(), s.words.get(), s.stalls.load(std::memory_order_relaxed)};  // relaxed: statistics
 }
 
 uint64_t EventdevNetwork::queued_words(TileId tile, uint32_t queue) const {

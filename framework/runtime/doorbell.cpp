@@ -18,13 +18,17 @@ void Doorbell::park(std::chrono::microseconds timeout) {
                 static_cast<long>((timeout.count() % 1000000) * 1000)};
     // Sleeps only while the flag still reads 1: a wake that came first makes this return at once.
     futex(&parked_, FUTEX_WAIT_PRIVATE, 1, &ts);
+    // relaxed: the sleeper re-polls its inputs next, and the producers' data was ordered by
+    // their own fence before they read the flag; this store only ends the announcement.
     parked_.store(0, std::memory_order_relaxed);
 }
 
 void Doorbell::wake() {
-    // exchange: only one of several producers pays for the syscall.
+    // exchange: only one of several producers pays for the syscall. relaxed: the caller's
+    // seq_cst fence already ordered its data before this; the futex syscall itself is a full
+    // barrier between the waker and the woken thread.
     if (parked_.exchange(0, std::memory_order_relaxed) != 0) {
-        wakeups_.fetch_add(1, std::memory_order_relaxed);
+        wakeups_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         futex(&parked_, FUTEX_WAKE_PRIVATE, 1, nullptr);
     }
 }

@@ -19,17 +19,21 @@ public:
     // Producer side, after publishing work (a burst, an end of stream, freed room).
     void ring() {
         std::atomic_thread_fence(std::memory_order_seq_cst);  // publish before reading `parked_`
+        // relaxed: the fence above orders it after the publish (Dekker, see the top).
         if (parked_.load(std::memory_order_relaxed) != 0) wake();
     }
 
     // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
     void prepare_park() {
-        parked_.store(1, std::memory_order_relaxed);
+        parked_.store(1, std::memory_order_relaxed);  // relaxed: ordered by the fence below
         std::atomic_thread_fence(std::memory_order_seq_cst);  // announce before re-checking inputs
     }
+    // relaxed: withdrawing the announcement publishes nothing; at worst a producer still
+    // sees 1 and pays for a futex wake that finds no sleeper.
     void cancel_park() { parked_.store(0, std::memory_order_relaxed); }
     void park(std::chrono::microseconds timeout);
 
+    // relaxed: a statistic, read after the threads joined (join orders it).
     uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
 private:

@@ -40,6 +40,8 @@ void Scheduler::run_tile(Tile& t) {
     if (t.cpu >= 0) pin_current_thread(t.cpu);
     name_current_thread(("tp-tile" + std::to_string(t.cpu)).c_str());
     const bool registered = rte_thread_register() == 0;
+    // release/acquire: start() sees every tile pinned and registered before it takes t0_,
+    // and every tile sees t0_ and the tasks' opened state before its first poll.
     ready_.fetch_add(1, std::memory_order_release);
     while (!go_.load(std::memory_order_acquire)) sched_yield();
 
@@ -73,12 +75,13 @@ void Scheduler::run_tile(Tile& t) {
 }
 
 void Scheduler::start() {
+    // relaxed: the threads created below see it (thread creation synchronises).
     running_.store(static_cast<int>(tiles_.size()), std::memory_order_relaxed);
     for (auto& t : tiles_) {
         Tile* tile = t.get();
         tile->thread = std::thread([this, tile] { run_tile(*tile); });
     }
-    while (ready_.load(std::memory_order_acquire) != static_cast<int>(tiles_.size())) sched_yield();
+    while (ready_.load(std::memory_order_acquire) != static_cast<int>(tiles_.size())) sched_yield();  // see run_tile
     t0_ = std::chrono::steady_clock::now();
     go_.store(true, std::memory_order_release);
 }
