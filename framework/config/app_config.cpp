@@ -342,6 +342,11 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     for (auto it = root.begin(); it != root.end(); ++it) {
         const std::string k = r.scalar(it->first, "key");
         const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
+        if (k == "bench") {
+            const std::string b = r.scalar(v, "bench");
+            r.fail(it->first, "this file configures a benchmark, not an app: run it with `tilepipe bench " + b +
+                                  " --config " + file + "`");
+        }
         if (k == "app") app.name = r.scalar(v, "app");
         else if (k == "transport") {
             app.transport = r.scalar(v, "transport");

@@ -167,6 +167,14 @@ TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {
             if (entry.path().extension() != ".yaml") continue;
             const std::string conf = dir + "/" + entry.path().filename().string();
             SCOPED_TRACE(conf);
+            if (read_file(entry.path().string()).find("\nbench: ") != std::string::npos) {
+                // A benchmark's options (conf/mapvec.yaml): `run` points to `bench --config`.
+                const CommandResult b = tilepipe("validate " + conf);
+                EXPECT_EQ(b.status, 2);
+                EXPECT_NE(b.err.find(conf + ":"), std::string::npos) << b.err;
+                EXPECT_NE(b.err.find("--config " + conf), std::string::npos) << b.err;
+                continue;
+            }
             const CommandResult v = tilepipe("validate " + conf);
             EXPECT_EQ(v.status, 0) << v.err;
             const nlohmann::json j = run_json("run " + conf + " --pcap " + cap + " --loop 1");
@@ -213,6 +221,43 @@ TEST(Cli, TopoShowsEveryTileAndChannelHop) {
     const CommandResult bad = tilepipe("topo conf/farm.yaml --topology cray1");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("unknown topology 'cray1'"), std::string::npos) << bad.err;
+}
+
+TEST(Cli, MapvecConfigRunsTheMapBenchmarkWithCheckedResults) {
+    // conf/mapvec.yaml as shipped, shortened from the command line (flags win over the file).
+    const std::string json = tmp_path("mapvec.json");
+    const CommandResult r = tilepipe("bench mapvec --config conf/mapvec.yaml --tasks 200 --reps 1 --workers 1,3 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    EXPECT_EQ(j["bench"], "mapvec");
+    std::set<std::string> variants;
+    for (const auto& row : j["rows"]) {
+        variants.insert(row["variant"].get<std::string>());
+        EXPECT_EQ(row["m"], 56);  // from the file
+        EXPECT_TRUE(row["workers"] == 1 || row["workers"] == 3);  // from the command line
+        EXPECT_GT(row["ts_us"].get<double>(), 0.0);
+        EXPECT_GT(row["bw_gbps"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(variants, (std::set<std::string>{"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lock_queue"}));
+    EXPECT_EQ(j["rows"].size(), 10u);
+}
+
+TEST(Cli, BenchConfigMistakesAreLocated) {
+    const std::string conf = tmp_path("bad-mapvec.yaml");
+    std::ofstream(conf) << "bench: mapvec\nm: [56]\nworkrs: 4\n";
+    CommandResult r = tilepipe("bench mapvec --config " + conf);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(conf + ":3:1: unknown option 'workrs'"), std::string::npos) << r.err;
+    std::ofstream(conf) << "bench: mapvec\ntasks: many\n";
+    r = tilepipe("bench mapvec --config " + conf);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(conf + ":2:8: tasks needs a number"), std::string::npos) << r.err;
+    std::ofstream(conf) << "bench: pingpong\n";
+    r = tilepipe("bench mapvec --config " + conf);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("not 'mapvec'"), std::string::npos) << r.err;
+    fs::remove(conf);
 }
 
 }  // namespace
