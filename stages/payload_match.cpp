@@ -5,6 +5,8 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_mbuf_ptype.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -13,6 +15,7 @@
 
 #include "framework/stage/registry.hpp"
 #include "stages/aho_corasick.hpp"
+#include "stages/alert_log.hpp"
 
 namespace tp {
 
@@ -204,6 +207,20 @@ void PayloadMatch::open(StageEnv&) {
     pattern_packets_.assign(patterns_.size(), 0);
     last_seen_in_.assign(patterns_.size(), UINT64_MAX);
     packet_serial_ = 0;
+    const std::string& alerts = params_.get_string("alerts");
+    if (!alerts.empty()) {
+        try {
+            alerts_ = AlertLog::open(alerts);
+        } catch (const std::runtime_error& e) {
+            params_.fail("alerts", e.what());
+        }
+    }
+}
+
+void PayloadMatch::close() {
+    if (alerts_ && !alerts_->ok())
+        spdlog::error("payload_match: writing alerts to '{}' failed: {}", params_.get_string("alerts"), std::strerror(errno));
+    alerts_.reset();
 }
 
 uint32_t PayloadMatch::scan(const rte_mbuf* m) {
@@ -241,6 +258,7 @@ void PayloadMatch::process(Burst& b) {
             ++matched;
             d.mbuf->ol_flags |= matched_flag_;
             *RTE_MBUF_DYNFIELD(d.mbuf, pattern_field_, uint32_t*) = first;
+            if (alerts_) alerts_->write(d.mbuf, packet_serial_ - 1, first, patterns_[first - 1].text);
         } else if (keep_matching_) {
             drop(d, no_match_);
             continue;
@@ -264,6 +282,9 @@ TILEPIPE_STAGE(PayloadMatch, "payload_match",
                                   "(\"tilepipe_payload_matched\" in ol_flags, pattern number in "
                                   "field \"tilepipe_payload_pattern\"); keep_matching: drop "
                                   "packets without a match (reason \"no_match\")",
-                                  {"mark", "keep_matching"}));
+                                  {"mark", "keep_matching"}),
+               param<std::string>("alerts", "",
+                                  "JSON-lines file with one line per matching packet (packet, "
+                                  "pattern, text, length, addresses, ports); \"\" = none"));
 
 }  // namespace tp

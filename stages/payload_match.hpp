@@ -10,6 +10,7 @@
 //   nocase    ASCII letters match either case, in every pattern               default false
 //   mode      mark: pass every packet, marking matches;
 //             keep_matching: drop packets without a match ("no_match")        default mark
+//   alerts    JSON-lines file, one line per matching packet ("" = none)       default ""
 //
 // Patterns file: one pattern per line, Snort `content` style.
 //   - Leading and trailing blanks (spaces, tabs, CR) are trimmed; blank lines and lines whose
@@ -33,6 +34,9 @@
 // (payload_matched()) and, in the dynamic field "tilepipe_payload_pattern" (uint32), the
 // 1-based number of the first pattern found scanning the payload left to right (the longest
 // when several end at the same byte) (payload_pattern()); patterns are numbered in file order.
+// Alerts: with `alerts: FILE`, one JSON line per matching packet (AlertLog: packet index,
+// pattern number and text, length, addresses and ports); workers of a farm naming the same
+// file share it. A write error is reported when the stage closes.
 // Counters: event "matched" counts matching packets; pattern_packets(i) counts the packets
 // in which pattern i occurs (once per packet however often it occurs).
 #pragma once
@@ -51,6 +55,7 @@ struct rte_mbuf;
 namespace tp {
 
 class AhoCorasick;
+class AlertLog;
 
 struct MatchPattern {
     std::string bytes;  // what is searched for
@@ -78,6 +83,7 @@ public:
     ~PayloadMatch() override;
     void open(StageEnv& env) override;
     void process(Burst& b) override;
+    void close() override;
 
     // After open(): the patterns in file order, and per pattern the packets it occurred in.
     const std::vector<MatchPattern>& patterns() const { return patterns_; }
@@ -92,6 +98,7 @@ private:
     bool keep_matching_;
     std::vector<MatchPattern> patterns_;
     std::unique_ptr<AhoCorasick> automaton_;
+    std::shared_ptr<AlertLog> alerts_;  // null without `alerts`
     std::vector<uint64_t> pattern_packets_;
     std::vector<uint64_t> last_seen_in_;  // per pattern: serial of the last packet it was counted for
     uint64_t packet_serial_ = 0;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/eal_fixture.hpp"
@@ -186,6 +187,32 @@ TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {
         }
     }
     EXPECT_GE(configs, 6);
+}
+
+TEST(Cli, IdsAppWritesEachAlertToTheCaptureAndAsOneJsonLine) {
+    const std::string cap = pcaps_dir() + "/zeek__vxlan-encapsulated-http.pcap";
+    const std::string pcap = tmp_path("alerts.pcap"), jsonl = tmp_path("alerts.jsonl");
+    const nlohmann::json j = run_json("run conf/ids.yaml --pcap " + cap + " --set pcap_out.file=" + pcap +
+                                      " --set payload_match.alerts=" + jsonl);
+    ASSERT_FALSE(j.is_discarded());
+    long matched = -1;
+    for (const auto& st : j["stages"])
+        if (st["name"] == "payload_match") matched = st["out"].get<long>();
+    EXPECT_GT(matched, 0);
+    EXPECT_EQ(tcpdump_view(pcap).packets, matched);
+    std::istringstream lines(read_file(jsonl));
+    long n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+        const nlohmann::json a = nlohmann::json::parse(line, nullptr, false);
+        ASSERT_FALSE(a.is_discarded()) << line;
+        EXPECT_GE(a["pattern"].get<int>(), 1) << line;
+        EXPECT_FALSE(a["text"].get<std::string>().empty()) << line;
+        EXPECT_EQ(a["ip"], 4) << line;  // the outer IPv4/UDP of the VXLAN tunnel
+        EXPECT_EQ(a["dport"], 4789) << line;
+    }
+    EXPECT_EQ(n, matched);
+    fs::remove(pcap);
+    fs::remove(jsonl);
 }
 
 TEST(Cli, FilterAppCountsWhatTcpdumpMatches) {
