@@ -21,9 +21,16 @@ MbufPool::MbufPool(const MbufPoolSpec& spec)
     uint32_t cache = spec.cache;
     if (cache > RTE_MEMPOOL_CACHE_MAX_SIZE) cache = RTE_MEMPOOL_CACHE_MAX_SIZE;
     if (cache * 4 > spec.mbufs) cache = spec.mbufs / 4;
-    mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, 0,
-                                  static_cast<uint16_t>(spec.data_room + RTE_PKTMBUF_HEADROOM),
-                                  spec.socket);
+    const auto room = static_cast<uint16_t>(spec.data_room + RTE_PKTMBUF_HEADROOM);
+    if (!spec.ops.empty() && rte_mempool_ops_table.num_ops != 0)
+        for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops; ++i)
+            if (spec.ops == rte_mempool_ops_table.ops[i].name) {
+                mp_ = rte_pktmbuf_pool_create_by_ops(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket,
+                                                     spec.ops.c_str());
+                break;
+            }
+    if (mp_ == nullptr)  // no such handler (or it failed): DPDK's default
+        mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket);
     if (mp_ == nullptr)
         throw std::runtime_error("cannot create mbuf pool '" + spec.name + "' of " +
                                  std::to_string(spec.mbufs) + " mbufs: " + rte_strerror(rte_errno));
@@ -37,6 +44,8 @@ MbufPool::MbufPool(MbufPool&& o) noexcept
 MbufPool::~MbufPool() {
     if (mp_ != nullptr) rte_mempool_free(mp_);
 }
+
+const char* MbufPool::handler() const { return rte_mempool_get_ops(mp_->ops_index)->name; }
 
 uint32_t MbufPool::available() const { return rte_mempool_avail_count(mp_); }
 

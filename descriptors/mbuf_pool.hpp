@@ -21,6 +21,10 @@ struct MbufPoolSpec {
     uint32_t cache = 256;        // per-lcore cache
     uint16_t data_room = 2048;   // bytes of packet data per segment (headroom excluded)
     int socket = -1;             // NUMA node, -1 = any
+    // Mempool handler. "stack" (LIFO) hands out the mbufs freed last, whose lines are still
+    // in cache; DPDK's default ring is FIFO and cycles through the whole pool. Falls back to
+    // the default handler when the driver is missing.
+    std::string ops = "stack";
 };
 
 class MbufPool {
@@ -37,6 +41,7 @@ public:
     uint32_t capacity() const { return capacity_; }
     uint32_t available() const;
     uint16_t data_room() const { return data_room_; }
+    const char* handler() const;  // the mempool handler in use ("stack", "ring_mp_mc", ...)
 
     // Bytes of EAL memory a pool of this spec needs (used to size --no-huge memory).
     static uint64_t footprint(const MbufPoolSpec& spec);

@@ -277,6 +277,7 @@ MbufPoolSpec template_pool_spec(const Survey& s, int socket) {
     spec.data_room = s.cheapest_room();
     spec.mbufs = static_cast<uint32_t>(s.segments_with(spec.data_room));
     spec.cache = 0;  // filled once, drained once: a per-lcore cache would only hide mbufs
+    spec.ops = "";   // nor does LIFO order matter: the default handler
     spec.socket = socket;
     return spec;
 }

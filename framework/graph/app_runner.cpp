@@ -1,5 +1,7 @@
 #include "framework/graph/app_runner.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <rte_cycles.h>
 
 #include <algorithm>
@@ -66,6 +68,8 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     spec.cache = app_.pool.cache;
     spec.data_room = static_cast<uint16_t>(app_.pool.data_room);
     pool_ = std::make_unique<MbufPool>(spec);
+    spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
+                  pool_->data_room(), spec.cache, pool_->handler());
 
     uint8_t source_port = 0;
     std::vector<std::vector<Stage*>> chains(g.nodes.size());

@@ -52,7 +52,9 @@ TEST_P(SixtyFourNodes, PipelineOnFewCpusRunsToCompletion) {
     EXPECT_EQ(r.stages.size(), 64u);
     EXPECT_EQ(r.delivered, 50000u);
     for (const auto& s : r.stages) {
-        if (s.kind == "processor") EXPECT_EQ(s.out, 50000u) << s.name;
+        if (s.kind == "processor") {
+            EXPECT_EQ(s.out, 50000u) << s.name;
+        }
     }
     expect_accounted(r);
 }
