@@ -12,6 +12,7 @@
 #include <rte_prefetch.h>
 
 #include "descriptors/packet_desc.hpp"
+#include "descriptors/tsan_sync.hpp"
 
 namespace tp {
 
@@ -63,6 +64,7 @@ namespace tp {
 // pool cannot supply `n`.
 inline bool alloc_packets(rte_mempool* mp, rte_mbuf** m, unsigned n) {
     if (rte_mempool_get_bulk(mp, reinterpret_cast<void**>(m), n) != 0) return false;
+    tsan_acquire(mp);  // pairs with release_to_pool: the last owner's accesses happened before
     for (unsigned i = 0; i < n; ++i) {
         rte_prefetch0(m[i]);
         rte_prefetch0(reinterpret_cast<const char*>(m[i]) + RTE_CACHE_LINE_SIZE);
@@ -80,5 +82,27 @@ inline uint16_t descriptor_length(const rte_mbuf* m, const rte_mempool* app_pool
     const bool simple = m->nb_segs == 1 && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 && m->pool == app_pool;
     return simple ? saturate_length(rte_pktmbuf_pkt_len(m)) : PacketDesc::kLengthSaturated;
 }
+
+// Call before handing mbufs back to their pool (free, put): tells ThreadSanitizer that what
+// this thread did to them happens before the next owner's allocation (alloc_packets). No
+// code without TSan.
+inline void release_to_pool([[maybe_unused]] rte_mbuf* const* m, [[maybe_unused]] unsigned n) {
+#if defined(__SANITIZE_THREAD__)
+    // Every read of a segment comes before the release that covers it.
+    for (unsigned i = 0; i < n; ++i)
+        for (rte_mbuf* s = m[i]; s != nullptr;) {
+            rte_mbuf* const next = s->next;
+            tsan_release(s->pool);
+            s = next;
+        }
+#endif
+}
+
+// rte_pktmbuf_free_bulk / rte_pktmbuf_free with release_to_pool first: how stages free packets.
+inline void free_packets(rte_mbuf** m, unsigned n) {
+    release_to_pool(m, n);
+    rte_pktmbuf_free_bulk(m, n);
+}
+inline void free_packet(rte_mbuf* m) { free_packets(&m, 1); }
 
 }  // namespace tp

@@ -22,8 +22,9 @@ void DropSink::process(Burst& b) {
         if (b.d[i].length != PacketDesc::kLengthSaturated) simple[ns++] = b.d[i].mbuf;
         else other[no++] = b.d[i].mbuf;
     }
+    release_to_pool(reinterpret_cast<rte_mbuf* const*>(simple), ns);
     if (ns != 0) rte_mempool_put_bulk(pool_, simple, ns);  // one put for the burst, headers untouched
-    if (no != 0) rte_pktmbuf_free_bulk(other, no);
+    if (no != 0) free_packets(other, no);
     b.n = 0;
 }
 

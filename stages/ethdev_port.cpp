@@ -9,6 +9,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "descriptors/mbuf_pool.hpp"
+
 namespace tp {
 
 namespace {
@@ -36,6 +38,16 @@ bool looks_like_pci_address(const std::string& name) {
     return colon != std::string::npos && dot != std::string::npos && dot > colon &&
            name.find_first_not_of("0123456789abcdefABCDEF:.") == std::string::npos;
 }
+
+}  // namespace
+
+std::vector<std::string> pci_devices_in(const std::string& device) {
+    const std::string name = device.substr(0, device.find(','));
+    if (looks_like_pci_address(name)) return {name};
+    return {};
+}
+
+namespace {
 
 std::string known_ports() {
     std::string list;
@@ -141,7 +153,7 @@ void shut_down(uint16_t pid, const PortUse& use) {
             for (uint32_t drained = 0; drained < kDrainMax;) {
                 const uint16_t n = rte_eth_rx_burst(pid, q, m, 32);
                 if (n == 0) break;
-                rte_pktmbuf_free_bulk(m, n);
+                free_packets(m, n);
                 drained += n;
             }
         }

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct rte_mempool;
 
@@ -39,6 +40,10 @@ struct PortRequest {
 // its ethdev port id. Throws std::runtime_error with the reason when the device is unknown,
 // cannot be created, configured or started, or lacks queue `r.queue`.
 uint16_t ethdev_port_acquire(const PortRequest& r);
+
+// The PCI address a `device` spec names ("0000:3b:00.0,arg=1" -> {"0000:3b:00.0"}), or none
+// for a virtual device or an existing port's name: what EAL must be allowed to probe.
+std::vector<std::string> pci_devices_in(const std::string& device);
 
 // Drops one use of `port_id`; the last one stops it (and removes a virtual device it created).
 void ethdev_port_release(uint16_t port_id);

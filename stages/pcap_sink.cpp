@@ -11,6 +11,7 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
@@ -81,7 +82,7 @@ void PcapSink::process(Burst& b) {
         failed_ = true;
         for (const PacketDesc& d : b) drop(d, write_error_);
     } else {
-        rte_pktmbuf_free_bulk(written, b.n);
+        free_packets(written, b.n);
     }
     b.n = 0;
 }

@@ -79,6 +79,8 @@ void PortSink::close() {
     ethdev_port_release(port_id_);
 }
 
+std::vector<std::string> PortSink::pci_devices(const ParamValues& p) { return pci_devices_in(p.get_string("device")); }
+
 TILEPIPE_STAGE(PortSink, "port_out", "sink: transmit on one TX queue of a DPDK ethdev port (NIC or virtual PMD)",
                param<std::string>("device", "net_null0",
                                   "PCI address, existing port name, or vdev spec created at open "

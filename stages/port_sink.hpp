@@ -16,7 +16,8 @@
 // pipeline without a NIC. The port is shared with any `port` source or other `port_out` on the
 // same device (see EthdevPort); the first to open configures and starts it.
 //
-// A NIC must be handed to EAL (`--eal "-a 0000:01:00.1"`), which otherwise starts with --no-pci.
+// A NIC is named by its PCI address: EAL then scans the PCI bus for that device only (without
+// one, it starts with --no-pci).
 //
 // process() hands the burst to rte_eth_tx_burst; while the queue is full it retries a bounded
 // number of times (kTxAttempts calls in all), then drops what is left. It never spins for ever.
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
@@ -35,6 +37,8 @@ namespace tp {
 class PortSink final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Sink;
+    // The PCI address `device` names, if any: EAL then probes that device only.
+    static std::vector<std::string> pci_devices(const ParamValues& p);
 
     // rte_eth_tx_burst calls per burst before the rest is dropped as `tx_full`.
     static constexpr unsigned kTxAttempts = 64;

@@ -101,6 +101,8 @@ void PortSource::close() {
     ethdev_port_release(port_id_);
 }
 
+std::vector<std::string> PortSource::pci_devices(const ParamValues& p) { return pci_devices_in(p.get_string("device")); }
+
 TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev port (NIC or virtual PMD)",
                param<std::string>("device", required,
                                   "PCI address, existing port name, or vdev spec created at open "

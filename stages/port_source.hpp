@@ -21,8 +21,8 @@
 // the first to open configures and starts it with `queues`, `rxd`, `promisc` and its packet
 // pool; the others only read their queue (see EthdevPort). The last to close stops the port.
 //
-// A NIC must be handed to EAL, which otherwise starts with --no-pci: `tilepipe run app.yaml
-// --eal "-a 0000:01:00.0"` probes it at start, and `device` then names its PCI address.
+// A NIC is named by its PCI address (`device: 0000:01:00.0`): EAL then scans the PCI bus for
+// that device only (with no such stage it starts with --no-pci).
 //
 // A net_pcap device reading a file (`rx_pcap=`, without `infinite_rx=1`) never says that the
 // file ended: it just stops delivering. Unless `idle_timeout` is given, such a source ends its
@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
@@ -45,6 +46,8 @@ namespace tp {
 class PortSource final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Source;
+    // The PCI address `device` names, if any: EAL then probes that device only.
+    static std::vector<std::string> pci_devices(const ParamValues& p);
 
     // Idle time that ends the stream of an rx_pcap file device when idle_timeout is not given.
     static constexpr double kPcapFileIdleSeconds = 0.25;

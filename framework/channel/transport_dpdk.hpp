@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "framework/channel/channel.hpp"
-#include "framework/runtime/tsan_sync.hpp"
+#include "descriptors/tsan_sync.hpp"
 
 namespace tp {
 

@@ -96,8 +96,11 @@ std::vector<std::string> eal_arguments(const EalOptions& opts, bool hugepages) {
     const bool no_huge = !hugepages || user_no_huge;
     if (no_huge && !has_user_flag(user, "-m") && !has_user_flag(user, "--socket-mem"))
         a.insert(a.end(), {"-m", std::to_string(eal_memory_mb(opts))});
-    if (!opts.need_pci && !has_user_flag(user, "-a") && !has_user_flag(user, "--allow"))
-        a.push_back("--no-pci");
+    if (!has_user_flag(user, "-a") && !has_user_flag(user, "--allow") && !has_user_flag(user, "-b") &&
+        !has_user_flag(user, "--block")) {
+        if (opts.pci_devices.empty()) a.push_back("--no-pci");
+        for (const auto& d : opts.pci_devices) a.insert(a.end(), {"-a", d});  // scan these only
+    }
     a.push_back("--no-telemetry");
     if (!has_user_flag(user, "--log-level"))
         a.push_back(opts.verbose ? "--log-level=*:info" : "--log-level=*:warning");

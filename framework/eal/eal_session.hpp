@@ -17,7 +17,7 @@ namespace tp {
 
 struct EalOptions {
     uint64_t memory_bytes = 256ull << 20;  // what the app's pools and tables need
-    bool need_pci = false;
+    std::vector<std::string> pci_devices;  // probed with -a each; none: --no-pci
     std::vector<std::string> vdevs;        // e.g. "net_null0"
     std::string user_args;                 // passed through, split on whitespace
     bool verbose = false;                  // EAL's own info logs

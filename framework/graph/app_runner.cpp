@@ -49,6 +49,10 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
         for (size_t i : g.stages) {
             const NodeConfig& n = app.pipeline[i];
             if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(n.params);
+            if (n.stage->pci_devices)
+                for (auto& d : n.stage->pci_devices(n.params))
+                    if (std::find(o.pci_devices.begin(), o.pci_devices.end(), d) == o.pci_devices.end())
+                        o.pci_devices.push_back(std::move(d));
         }
     return o;
 }

@@ -1,6 +1,6 @@
 #include "framework/noc/eventdev_network.hpp"
 
-#include "framework/runtime/tsan_sync.hpp"
+#include "descriptors/tsan_sync.hpp"
 
 #include <rte_errno.h>
 #include <rte_eventdev.h>

@@ -26,6 +26,9 @@ struct StageInfo {
     // Bytes of DPDK memory an instance needs beyond the app's pool (loaded captures, tables),
     // from CLASS::memory_hint(params) when the class declares one; sizes EAL's memory.
     std::function<uint64_t(const ParamValues&)> memory_hint;
+    // PCI devices an instance will probe (from CLASS::pci_devices(params) when declared), so
+    // EAL scans the PCI bus for those only, and not at all when no stage names one.
+    std::function<std::vector<std::string>(const ParamValues&)> pci_devices;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -48,6 +51,12 @@ uint64_t memory_hint_of(const ParamValues& p) {
     else return 0;
 }
 
+template <typename C>
+std::vector<std::string> pci_devices_of(const ParamValues& p) {
+    if constexpr (requires { C::pci_devices(p); }) return C::pci_devices(p);
+    else return {};
+}
+
 struct StageRegistrar {
     explicit StageRegistrar(StageInfo info) { StageRegistry::instance().add(std::move(info)); }
 };
@@ -56,11 +65,13 @@ struct StageRegistrar {
 }  // namespace tp
 
 // Registers CLASS (constructible from `const tp::ParamValues&`, with a static constexpr
-// `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)`) under NAME with a one-line DESCRIPTION and its parameter declarations.
+// `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)` and a static
+// `std::vector<std::string> pci_devices(const tp::ParamValues&)`) under NAME with a one-line
+// DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
         NAME, DESCRIPTION, CLASS::kKind, {__VA_ARGS__},                                         \
         [](const ::tp::ParamValues& p) -> std::unique_ptr<::tp::Stage> {                        \
             return std::make_unique<CLASS>(p);                                                  \
         },                                                                                      \
-        &::tp::detail::memory_hint_of<CLASS>}}
+        &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>}}

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "descriptors/mbuf_pool.hpp"
+
 namespace tp {
 
 const char* stage_kind_name(StageKind k) {
@@ -34,7 +36,7 @@ uint16_t Stage::declare_event(std::string name) {
 }
 
 void Stage::drop(const PacketDesc& d, uint16_t reason) {
-    rte_pktmbuf_free(d.mbuf);
+    free_packet(d.mbuf);
     stats_.reason[reason].inc();
     stats_.drops.inc();
 }

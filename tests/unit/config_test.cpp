@@ -2,7 +2,11 @@
 // `file:line:col: message`, before anything runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "framework/config/app_config.hpp"
+#include "framework/eal/eal_session.hpp"
+#include "framework/graph/app_runner.hpp"
 
 namespace tp {
 namespace {
@@ -180,6 +184,27 @@ TEST(AppConfig, PcapOverrideReplacesTheSourceAndKeepsItsName) {
     EXPECT_EQ(app.pipeline[0].stage->name, "pcap");
     EXPECT_EQ(app.pipeline[0].params.get_string("file"), "x.pcap");
     EXPECT_EQ(app.pipeline[0].params.get_uint("loop"), 3u);
+}
+
+TEST(EalOptions, PciIsScannedOnlyForTheDevicesPortStagesName) {
+    auto args_for = [](const std::string& device) {
+        const AppConfig app = parse_app_config(
+            "pipeline:\n  - synth\n  - stage: port_out\n    device: \"" + device + "\"\n", "a.yaml");
+        const EalOptions o = eal_options_for(app, plan_app(app));
+        return std::make_pair(o.pci_devices, eal_arguments(o, false));
+    };
+    auto has = [](const std::vector<std::string>& v, const std::string& s) {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    };
+    const auto [none, vdev_args] = args_for("net_null0");
+    EXPECT_TRUE(none.empty());
+    EXPECT_TRUE(has(vdev_args, "--no-pci"));
+    const auto [pci, pci_args] = args_for("0000:3b:00.0,txq_inline=1");
+    EXPECT_EQ(pci, (std::vector<std::string>{"0000:3b:00.0"}));
+    EXPECT_FALSE(has(pci_args, "--no-pci"));
+    const auto a = std::find(pci_args.begin(), pci_args.end(), "-a");
+    ASSERT_NE(a, pci_args.end());
+    EXPECT_EQ(*(a + 1), "0000:3b:00.0");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <atomic>
 
+#include "descriptors/mbuf_pool.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -40,7 +41,7 @@ public:
             if (i <= g_last.load()) g_out_of_order.fetch_add(1);
             g_last.store(i);
             g_seen.fetch_add(1);
-            rte_pktmbuf_free(d.mbuf);
+            free_packet(d.mbuf);
         }
         b.n = 0;
     }
