@@ -215,6 +215,12 @@ RunReport AppRunner::collect(double seconds) const {
     r.seconds = seconds;
     r.topology = plan_.topology.name();
     r.threads = scheduler_->threads();
+    const double run_cycles = seconds * double(rte_get_tsc_hz());
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        const TileXY xy = plan_.topology.xy(plan_.tile_of_node[n]);
+        r.tiles.push_back(TileReport{g.nodes[n].name, xy.x, xy.y, scheduler_->cpu(plan_.threads.thread_of_node[n]),
+                                     run_cycles > 0 ? double(tasks_[n]->busy_cycles()) / run_cycles : 0.0});
+    }
     for (const PlannedLink& l : plan_.links)
         r.channels.push_back(ChannelReport{g.nodes[l.from].name, g.nodes[l.to].name, l.transport, l.capacity, l.hops});
     for (const Instance& in : instances_) {

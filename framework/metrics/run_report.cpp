@@ -73,6 +73,9 @@ nlohmann::json to_json(const RunReport& r) {
                           {"drop_reasons", st.drop_reasons},
                           {"events", st.events}});
     }
+    nlohmann::json tiles = nlohmann::json::array();
+    for (const auto& t : r.tiles)
+        tiles.push_back({{"node", t.node}, {"tile", {t.tile_x, t.tile_y}}, {"cpu", t.cpu}, {"busy", t.busy}});
     nlohmann::json channels = nlohmann::json::array();
     for (const auto& c : r.channels)
         channels.push_back({{"from", c.from}, {"to", c.to}, {"transport", c.transport},
@@ -94,6 +97,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"topology", r.topology},
             {"threads", r.threads},
             {"stages", stages},
+            {"tiles", tiles},
             {"channels", channels},
             {"pools", pools}};
 }

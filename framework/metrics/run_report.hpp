@@ -29,6 +29,15 @@ struct StageReport {
     double cycles_per_packet() const;
 };
 
+// A graph node on its tile: the fraction of the run its thread spent in polls of it that moved
+// work (the rest is polling empty inputs, waiting for room, or other tiles' turns).
+struct TileReport {
+    std::string node;
+    int tile_x = 0, tile_y = 0;
+    int cpu = -1;
+    double busy = 0;
+};
+
 struct ChannelReport {
     std::string from, to, transport;
     uint32_t capacity = 0;
@@ -52,6 +61,7 @@ struct RunReport {
     std::string topology;
     size_t threads = 0;
     std::vector<StageReport> stages;
+    std::vector<TileReport> tiles;
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
 

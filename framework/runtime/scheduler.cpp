@@ -23,8 +23,17 @@ Scheduler::~Scheduler() { join(); }
 void Scheduler::add_task(size_t thread, Task* task) { tiles_.at(thread)->tasks.push_back(task); }
 
 bool Scheduler::poll_all(Tile& t) {
+    // One TSC read per poll: the time of each poll that moved work is the task's busy time,
+    // whatever kind of node it is (stages, emitters, collectors, map tasks).
     bool any = false;
-    for (Task* task : t.tasks) any |= task->poll();
+    uint64_t t0 = rte_rdtsc();
+    for (Task* task : t.tasks) {
+        const bool moved = task->poll();
+        const uint64_t t1 = rte_rdtsc();
+        if (moved) task->add_busy_cycles(t1 - t0);
+        t0 = t1;
+        any |= moved;
+    }
     return any;
 }
 

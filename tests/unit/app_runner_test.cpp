@@ -114,5 +114,22 @@ TEST(AppRunner, ReportJsonCarriesTheDocumentedFields) {
     EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (1000.0 * (64 + 24) * 8) / r.seconds / 1e9);
 }
 
+TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
+    // A farm: the emitter and collector run no stage, yet their tiles work.
+    const RunReport r = run_yaml(
+        "pipeline:\n  - stage: synth\n    count: 200000\n  - farm:\n      workers: 2\n"
+        "      worker: [pass]\n  - drop\n");
+    const nlohmann::json j = to_json(r);
+    ASSERT_EQ(j["tiles"].size(), 6u);  // synth, emitter, 2 workers, collector, drop
+    for (const auto& t : j["tiles"]) {
+        EXPECT_GT(t["busy"].get<double>(), 0.0) << t["node"];
+        EXPECT_LE(t["busy"].get<double>(), 1.0) << t["node"];
+        EXPECT_GE(t["cpu"].get<int>(), 0) << t["node"];
+        EXPECT_EQ(t["tile"].size(), 2u);
+    }
+    ASSERT_EQ(j["channels"].size(), 6u);  // synth->emitter, emitter->2 workers, 2 workers->collector, collector->drop
+    for (const auto& c : j["channels"]) EXPECT_GE(c["hops"].get<int>(), 0) << c["from"] << "->" << c["to"];
+}
+
 }  // namespace
 }  // namespace tp
