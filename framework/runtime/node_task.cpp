@@ -3,6 +3,8 @@
 #include <rte_cycles.h>
 #include <rte_prefetch.h>
 
+#include <algorithm>
+
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stage_chain.hpp"
 #include "framework/runtime/stop_request.hpp"
@@ -27,7 +29,7 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
 
 bool NodeTask::pending() const {
     if (any_.n != 0) return true;
-    for (const Burst& b : out_)
+    for (const Staged& b : out_)
         if (b.n != 0) return true;
     return false;
 }
@@ -35,7 +37,7 @@ bool NodeTask::pending() const {
 bool NodeTask::flush() {
     bool moved = false;
     for (size_t o = 0; o < out_.size(); ++o) {
-        Burst& b = out_[o];
+        Staged& b = out_[o];
         if (b.n == 0) continue;
         const uint32_t sent = s_.outputs[o]->try_send_burst(b.d + out_at_[o], b.n - out_at_[o]);
         out_at_[o] = static_cast<uint16_t>(out_at_[o] + sent);
@@ -55,14 +57,24 @@ bool NodeTask::flush() {
     return moved;
 }
 
-void NodeTask::dispatch(const Burst& b) {
+bool NodeTask::room_for_a_burst() const {
+    for (const Staged& b : out_)
+        if (b.n + kBurstMax > kGatherBursts * kBurstMax) return false;
+    return true;
+}
+
+void NodeTask::stage_for_outputs(const Burst& b) {
     if (b.n == 0) return;
+    auto append = [&b](Staged& to) {
+        std::copy(b.d, b.d + b.n, to.d + to.n);
+        to.n = static_cast<uint16_t>(to.n + b.n);
+    };
     switch (s_.dispatch) {
         case Dispatch::Single:
-            out_[0] = b;
+            append(out_[0]);
             break;
         case Dispatch::RoundRobin:
-            out_[next_output_] = b;
+            append(out_[next_output_]);
             next_output_ = (next_output_ + 1) % out_.size();
             break;
         case Dispatch::OnDemand:
@@ -71,13 +83,20 @@ void NodeTask::dispatch(const Burst& b) {
         case Dispatch::FlowHash: {
             const auto w = static_cast<uint32_t>(out_.size());
             for (const PacketDesc& d : b) {
-                Burst& to = out_[pick(d.flow_hash, w)];
+                Staged& to = out_[pick(d.flow_hash, w)];
                 to.d[to.n++] = d;
             }
             break;
         }
     }
-    flush();
+}
+
+void NodeTask::process(Burst& b, size_t from) {
+    if (s_.report_drops) run_chain_reporting_drops(b, from);
+    else run_chain(b, from);
+    if (s_.stamp_sequence)
+        for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
+    if (!s_.outputs.empty()) stage_for_outputs(b);
 }
 
 bool NodeTask::inputs_exhausted() {
@@ -174,11 +193,10 @@ bool NodeTask::poll() {
         }
     }
 
-    if (s_.report_drops) run_chain_reporting_drops(b, first);
-    else run_chain(b, first);
-    if (s_.stamp_sequence)
-        for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
-    if (!s_.outputs.empty()) dispatch(b);
+    process(b, first);
+    if (s_.dispatch == Dispatch::FlowHash && !is_source_)
+        for (uint16_t k = 1; k < kGatherBursts && room_for_a_burst() && take(b); ++k) process(b, 0);
+    flush();
     return true;
 }
 

@@ -10,6 +10,9 @@
 // Ordered farms: the emitter numbers packets (mbuf dynfield), the last worker node reports the
 // numbers its stages dropped as hole markers (mbuf == nullptr, number in flow_hash), and the
 // collector releases packets in number order through a ReorderWindow.
+// Flow-hash dispatch splits each burst W ways; so that an output does not get bursts of
+// 32/W, a node that dispatches by flow hash gathers up to kGatherBursts input bursts into its
+// per-output staging before sending (still within one poll: nothing waits for a later one).
 // Counters are the stages' own (single writer: the tile running this task).
 #pragma once
 
@@ -37,6 +40,8 @@ struct NodeTaskSpec {
 
 class NodeTask final : public Task {
 public:
+    static constexpr uint16_t kGatherBursts = 4;
+
     explicit NodeTask(NodeTaskSpec spec);
 
     // True when it moved at least one packet or reached end of stream.
@@ -48,7 +53,9 @@ private:
     bool inputs_exhausted();
     void run_chain(Burst& b, size_t from);
     void run_chain_reporting_drops(Burst& b, size_t from);
-    void dispatch(const Burst& b);
+    void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send
+    bool room_for_a_burst() const;           // every output's staging can take a whole burst
+    void process(Burst& b, size_t from);     // chain, sequence stamps, then staging
     bool flush();                 // offers pending bursts; true if anything moved
     bool pending() const;
     void finish();
@@ -58,7 +65,11 @@ private:
     bool ends_in_sink_ = false;
     size_t next_input_ = 0;
     size_t next_output_ = 0;      // round_robin / on_demand position
-    std::vector<Burst> out_;      // per output: descriptors it has not accepted yet
+    struct Staged {  // per output: descriptors it has not accepted yet
+        uint16_t n = 0;
+        alignas(64) PacketDesc d[kGatherBursts * kBurstMax];
+    };
+    std::vector<Staged> out_;
     std::vector<uint16_t> out_at_;
     Burst any_;                   // on_demand: descriptors no output had room for
     uint16_t any_at_ = 0;
