@@ -22,13 +22,12 @@ MbufPool::MbufPool(const MbufPoolSpec& spec)
     if (cache > RTE_MEMPOOL_CACHE_MAX_SIZE) cache = RTE_MEMPOOL_CACHE_MAX_SIZE;
     if (cache * 4 > spec.mbufs) cache = spec.mbufs / 4;
     const auto room = static_cast<uint16_t>(spec.data_room + RTE_PKTMBUF_HEADROOM);
-    if (!spec.ops.empty() && rte_mempool_ops_table.num_ops != 0)
-        for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops; ++i)
-            if (spec.ops == rte_mempool_ops_table.ops[i].name) {
-                mp_ = rte_pktmbuf_pool_create_by_ops(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket,
-                                                     spec.ops.c_str());
-                break;
-            }
+    for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops && !spec.ops.empty(); ++i)
+        if (spec.ops == rte_mempool_ops_table.ops[i].name) {
+            mp_ = rte_pktmbuf_pool_create_by_ops(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket,
+                                                 spec.ops.c_str());
+            break;
+        }
     if (mp_ == nullptr)  // no such handler (or it failed): DPDK's default
         mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket);
     if (mp_ == nullptr)

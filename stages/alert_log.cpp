@@ -4,11 +4,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_ptype.h>
 
-#include <cerrno>
-#include <cstring>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 namespace tp {
 
@@ -45,32 +41,13 @@ void add_tuple(nlohmann::json& line, const rte_mbuf* m) {
 
 }  // namespace
 
-std::shared_ptr<AlertLog> AlertLog::open(const std::string& path) {
-    static std::mutex registry_lock;
-    static std::map<std::string, std::weak_ptr<AlertLog>> registry;
-    const std::lock_guard<std::mutex> g(registry_lock);
-    if (auto existing = registry[path].lock()) return existing;
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) throw std::runtime_error("cannot write alerts to '" + path + "': " + std::strerror(errno));
-    auto log = std::shared_ptr<AlertLog>(new AlertLog(f));
-    registry[path] = log;
-    return log;
-}
-
-AlertLog::~AlertLog() { std::fclose(f_); }
-
-void AlertLog::write(const rte_mbuf* m, uint64_t packet, uint32_t pattern, const std::string& text) {
+void append_alert_line(std::string& out, const rte_mbuf* m, uint64_t packet, uint32_t pattern,
+                       const std::string& text) {
     nlohmann::json line{{"packet", packet}, {"pattern", pattern}, {"text", text}, {"length", rte_pktmbuf_pkt_len(m)}};
     add_tuple(line, m);
     // Pattern text is the user's bytes: replace what is not UTF-8 rather than fail the run.
-    const std::string s = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
-    const std::lock_guard<std::mutex> g(lock_);
-    std::fwrite(s.data(), 1, s.size(), f_);
-}
-
-bool AlertLog::ok() const {
-    const std::lock_guard<std::mutex> g(lock_);
-    return std::fflush(f_) == 0 && std::ferror(f_) == 0;
+    out += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += '\n';
 }
 
 }  // namespace tp

@@ -20,49 +20,10 @@
 #include <mutex>
 
 #include "framework/stage/registry.hpp"
+#include "stages/shared_output_file.hpp"
 
 namespace tp {
 
-namespace detail {
-
-// One export file, shared by every flow_table instance that names the same path.
-class FlowExportFile {
-public:
-    static std::shared_ptr<FlowExportFile> open(const std::string& path, bool json, const ParamValues& p) {
-        static std::mutex registry_lock;
-        static std::map<std::string, std::weak_ptr<FlowExportFile>> registry;
-        const std::lock_guard<std::mutex> g(registry_lock);
-        if (auto existing = registry[path].lock()) {
-            if (existing->json_ != json)
-                p.fail("format", "'" + path + "' is already exported as " + (json ? "csv" : "json") +
-                                     " by another flow_table");
-            return existing;
-        }
-        FILE* f = std::fopen(path.c_str(), "w");
-        if (f == nullptr) p.fail("export", "cannot write flow export '" + path + "': " + std::strerror(errno));
-        auto file = std::shared_ptr<FlowExportFile>(new FlowExportFile(f, json));
-        if (!json)
-            file->write("reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags\n");
-        registry[path] = file;
-        return file;
-    }
-
-    ~FlowExportFile() { std::fclose(f_); }
-
-    void write(const std::string& text) {
-        const std::lock_guard<std::mutex> g(lock_);
-        std::fwrite(text.data(), 1, text.size(), f_);
-        std::fflush(f_);
-    }
-
-private:
-    FlowExportFile(FILE* f, bool json) : f_(f), json_(json) {}
-    std::mutex lock_;
-    FILE* f_;
-    bool json_;
-};
-
-}  // namespace detail
 
 namespace {
 
@@ -258,7 +219,15 @@ void FlowTable::open(StageEnv& env) {
 
     const std::string& path = params_.get_string("export");
     if (!path.empty()) {
-        export_ = detail::FlowExportFile::open(path, json_, params_);
+        try {
+            export_ = SharedOutputFile::open(
+                path, json_ ? "json" : "csv",
+                json_ ? "" : "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags\n");
+        } catch (const SharedOutputFile::FormatConflict& e) {
+            params_.fail("format", std::string(e.what()) + " (another flow_table exports it)");
+        } catch (const std::runtime_error& e) {
+            params_.fail("export", std::string("cannot write flow export: ") + e.what());
+        }
         export_buffer_.reserve(kExportBufferBytes);
     }
 }

@@ -90,9 +90,7 @@ struct Flow {
     FlowStats stats;
 };
 
-namespace detail {
-class FlowExportFile;
-}
+class SharedOutputFile;
 
 class FlowTable final : public Stage {
 public:
@@ -144,7 +142,7 @@ private:
     uint64_t next_period_tsc_ = 0;
     std::vector<FragmentEntry> fragments_;
 
-    std::shared_ptr<detail::FlowExportFile> export_;
+    std::shared_ptr<SharedOutputFile> export_;
     std::string export_buffer_;
     uint64_t open_tsc_ = 0;
     uint64_t open_ns_ = 0;

@@ -16,6 +16,7 @@
 #include "framework/stage/registry.hpp"
 #include "stages/aho_corasick.hpp"
 #include "stages/alert_log.hpp"
+#include "stages/shared_output_file.hpp"
 
 namespace tp {
 
@@ -210,7 +211,7 @@ void PayloadMatch::open(StageEnv&) {
     const std::string& alerts = params_.get_string("alerts");
     if (!alerts.empty()) {
         try {
-            alerts_ = AlertLog::open(alerts);
+            alerts_ = SharedOutputFile::open(alerts, "json");
         } catch (const std::runtime_error& e) {
             params_.fail("alerts", e.what());
         }
@@ -219,7 +220,7 @@ void PayloadMatch::open(StageEnv&) {
 
 void PayloadMatch::close() {
     if (alerts_ && !alerts_->ok())
-        spdlog::error("payload_match: writing alerts to '{}' failed: {}", params_.get_string("alerts"), std::strerror(errno));
+        spdlog::error("payload_match: writing alerts to '{}' failed", params_.get_string("alerts"));
     alerts_.reset();
 }
 
@@ -258,7 +259,7 @@ void PayloadMatch::process(Burst& b) {
             ++matched;
             d.mbuf->ol_flags |= matched_flag_;
             *RTE_MBUF_DYNFIELD(d.mbuf, pattern_field_, uint32_t*) = first;
-            if (alerts_) alerts_->write(d.mbuf, packet_serial_ - 1, first, patterns_[first - 1].text);
+            if (alerts_) append_alert_line(alert_lines_, d.mbuf, packet_serial_ - 1, first, patterns_[first - 1].text);
         } else if (keep_matching_) {
             drop(d, no_match_);
             continue;
@@ -267,6 +268,10 @@ void PayloadMatch::process(Burst& b) {
     }
     b.n = kept;
     if (matched != 0) count_event(matched_event_, matched);
+    if (!alert_lines_.empty()) {
+        alerts_->write(alert_lines_);
+        alert_lines_.clear();
+    }
 }
 
 TILEPIPE_STAGE(PayloadMatch, "payload_match",

@@ -34,9 +34,9 @@
 // (payload_matched()) and, in the dynamic field "tilepipe_payload_pattern" (uint32), the
 // 1-based number of the first pattern found scanning the payload left to right (the longest
 // when several end at the same byte) (payload_pattern()); patterns are numbered in file order.
-// Alerts: with `alerts: FILE`, one JSON line per matching packet (AlertLog: packet index,
-// pattern number and text, length, addresses and ports); workers of a farm naming the same
-// file share it. A write error is reported when the stage closes.
+// Alerts: with `alerts: FILE`, one JSON line per matching packet (alert_log.hpp: packet index,
+// pattern number and text, length, addresses and ports), written once per burst; workers of a
+// farm naming the same file share it (SharedOutputFile). A write error is logged at close.
 // Counters: event "matched" counts matching packets; pattern_packets(i) counts the packets
 // in which pattern i occurs (once per packet however often it occurs).
 #pragma once
@@ -55,7 +55,7 @@ struct rte_mbuf;
 namespace tp {
 
 class AhoCorasick;
-class AlertLog;
+class SharedOutputFile;
 
 struct MatchPattern {
     std::string bytes;  // what is searched for
@@ -98,7 +98,8 @@ private:
     bool keep_matching_;
     std::vector<MatchPattern> patterns_;
     std::unique_ptr<AhoCorasick> automaton_;
-    std::shared_ptr<AlertLog> alerts_;  // null without `alerts`
+    std::shared_ptr<SharedOutputFile> alerts_;  // null without `alerts`
+    std::string alert_lines_;                   // one burst's alerts, written together
     std::vector<uint64_t> pattern_packets_;
     std::vector<uint64_t> last_seen_in_;  // per pattern: serial of the last packet it was counted for
     uint64_t packet_serial_ = 0;

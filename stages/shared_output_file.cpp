@@ -1,0 +1,41 @@
+#include "stages/shared_output_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+namespace tp {
+
+std::shared_ptr<SharedOutputFile> SharedOutputFile::open(const std::string& path, const std::string& format,
+                                                         const std::string& header) {
+    static std::mutex registry_lock;
+    static std::map<std::string, std::weak_ptr<SharedOutputFile>> registry;
+    const std::lock_guard<std::mutex> g(registry_lock);
+    if (auto existing = registry[path].lock()) {
+        if (existing->format_ != format)
+            throw FormatConflict("'" + path + "' is already written as " + existing->format_ + " by another stage");
+        return existing;
+    }
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    auto file = std::shared_ptr<SharedOutputFile>(new SharedOutputFile(f, format));
+    if (!header.empty()) file->write(header);
+    registry[path] = file;
+    return file;
+}
+
+SharedOutputFile::~SharedOutputFile() { std::fclose(f_); }
+
+void SharedOutputFile::write(const std::string& text) {
+    const std::lock_guard<std::mutex> g(lock_);
+    std::fwrite(text.data(), 1, text.size(), f_);
+    std::fflush(f_);
+}
+
+bool SharedOutputFile::ok() const {
+    const std::lock_guard<std::mutex> g(lock_);
+    return std::ferror(f_) == 0;
+}
+
+}  // namespace tp

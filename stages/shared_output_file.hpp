@@ -1,0 +1,42 @@
+// SharedOutputFile: a text file several stage instances write to (a farm's workers naming the
+// same path: flow exports, alerts). The first opener creates (truncates) it and writes its
+// header, the last owner to let go closes it, and every write lands whole under a lock and is
+// flushed, so lines from different workers never interleave and a reader sees them promptly.
+// Writers batch their lines (per burst, per export period): a write is not a per-packet call.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace tp {
+
+class SharedOutputFile {
+public:
+    // Another writer already has the file open in another format.
+    struct FormatConflict : std::runtime_error {
+        using std::runtime_error::runtime_error;
+    };
+
+    // The file at `path` for lines of `format` (e.g. "csv", "json"). Throws std::runtime_error
+    // naming the path when it cannot be created, FormatConflict when another writer has it in
+    // another format.
+    static std::shared_ptr<SharedOutputFile> open(const std::string& path, const std::string& format,
+                                                  const std::string& header = "");
+    ~SharedOutputFile();
+    SharedOutputFile(const SharedOutputFile&) = delete;
+    SharedOutputFile& operator=(const SharedOutputFile&) = delete;
+
+    void write(const std::string& text);
+    bool ok() const;  // no write has failed so far
+
+private:
+    SharedOutputFile(FILE* f, std::string format) : f_(f), format_(std::move(format)) {}
+    mutable std::mutex lock_;
+    FILE* f_;
+    std::string format_;
+};
+
+}  // namespace tp
