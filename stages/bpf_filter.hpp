@@ -60,6 +60,8 @@ namespace tp {
 class BpfFilter final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 0.5;  // a short filter program per packet
+    static double expected_pass(const ParamValues&) { return 0.5; }  // unknowable: a guess
 
     explicit BpfFilter(const ParamValues& params);
     ~BpfFilter() override;

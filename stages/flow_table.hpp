@@ -95,6 +95,7 @@ class SharedOutputFile;
 class FlowTable final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 3;  // a hash lookup and an update per packet
     static constexpr uint32_t kSweepSlotsPerBurst = 64;
 
     explicit FlowTable(const ParamValues& p);

@@ -85,6 +85,7 @@ inline ParseResult parse_headers(const uint8_t* data, uint32_t len) {
 class Parse final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 1.5;  // reads every header and writes the metadata
 
     explicit Parse(const ParamValues& p);
     void process(Burst& b) override;

@@ -9,6 +9,7 @@ namespace tp {
 class Pass final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 0;  // only its hop costs
     explicit Pass(const ParamValues&) : Stage(kKind) {}
     void process(Burst&) override {}
 };

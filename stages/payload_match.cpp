@@ -274,6 +274,10 @@ void PayloadMatch::process(Burst& b) {
     }
 }
 
+double PayloadMatch::expected_pass(const ParamValues& p) {
+    return p.get_string("mode") == "keep_matching" ? 0.05 : 1.0;
+}
+
 TILEPIPE_STAGE(PayloadMatch, "payload_match",
                "processor: search payloads for many patterns at once (Aho-Corasick); count and "
                "mark matches, optionally keep only matching packets",

@@ -78,6 +78,8 @@ uint32_t payload_pattern(const rte_mbuf* m);
 class PayloadMatch final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 4.5;  // walks the automaton over every payload byte
+    static double expected_pass(const ParamValues& p);  // alerts are rare under keep_matching
 
     explicit PayloadMatch(const ParamValues& p);
     ~PayloadMatch() override;

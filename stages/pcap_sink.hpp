@@ -33,6 +33,7 @@ namespace tp {
 class PcapSink final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Sink;
+    static constexpr double kCost = 12;  // writes every packet into a file
 
     explicit PcapSink(const ParamValues& params);
     ~PcapSink() override;

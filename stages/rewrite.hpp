@@ -51,6 +51,7 @@ inline uint16_t checksum_adjust(uint16_t sum, uint16_t old_word, uint16_t new_wo
 class Rewrite final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static constexpr double kCost = 0.5;  // a few header writes
 
     explicit Rewrite(const ParamValues& params);
     void process(Burst& b) override;

@@ -1,5 +1,6 @@
 #include "stages/sample.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "framework/stage/registry.hpp"
@@ -38,6 +39,12 @@ Sample::Sample(const ParamValues& p) : Stage(kKind) {
         every_ = p.get_uint("every");
         if (every_ == 0) p.fail("every", "'every' must be at least 1");
     }
+}
+
+double Sample::expected_pass(const ParamValues& p) {
+    const double probability = p.get_double("probability");
+    if (probability > 0) return std::min(probability, 1.0);
+    return 1.0 / double(std::max<uint64_t>(1, p.get_uint("every")));
 }
 
 // xoshiro256** (Blackman & Vigna): fast, and good enough for sampling decisions.

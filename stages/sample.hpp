@@ -27,6 +27,7 @@ namespace tp {
 class Sample final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
+    static double expected_pass(const ParamValues& p);
 
     explicit Sample(const ParamValues& p);
     void process(Burst& b) override;

@@ -55,7 +55,28 @@ private:
         return g;
     }
 
-    size_t add(GraphNode n) {
+    // Estimated work per packet of the app, in StageInfo::cost units (about 10 ns), for the
+    // node loads; the figures come from per-tile busy shares of the bench apps.
+    static constexpr double kHop = 0.2;      // receiving and sending a full burst
+    static constexpr double kScatter = 1.0;  // flow-hash dispatch: hash, pick, copy each descriptor
+    static constexpr double kReorder = 1.0;  // an ordered farm's reorder window
+
+    // Work of `stages` run in order per packet reaching them; `pass` becomes the share of
+    // those packets they pass on.
+    double cost(const std::vector<size_t>& stages, double* pass = nullptr) const {
+        double c = 0, p = 1.0;
+        for (size_t s : stages) {
+            const NodeConfig& nc = app_.pipeline[s];
+            if (nc.stage == nullptr) continue;
+            c += p * nc.stage->cost;
+            if (nc.stage->expected_pass) p *= nc.stage->expected_pass(nc.params);
+        }
+        if (pass != nullptr) *pass = p;
+        return c;
+    }
+
+    size_t add(GraphNode n, double load) {
+        n.load = load;
         g_.nodes.push_back(std::move(n));
         return g_.nodes.size() - 1;
     }
@@ -73,7 +94,9 @@ private:
 
     void stage_node(size_t i) {
         const NodeConfig& nc = app_.pipeline[i];
-        const size_t n = add(stages_node(nc.name, {i}, nc.where));
+        double pass = 1.0;
+        const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)));
+        flow_ *= pass;
         feed(n, nc.transport, nc.queue, 1.0);
         tails_ = {n};
     }
@@ -83,38 +106,53 @@ private:
         const Dispatch d = dispatch_policy(f.dispatch);
         size_t dispatcher;
         if (f.emitter) {
-            dispatcher = add(stages_node(f.name + ".emitter", {}, f.where, d, ordered));
+            dispatcher = add(stages_node(f.name + ".emitter", {}, f.where, d, ordered), flow_ * kHop);
             feed(dispatcher, f.transport, f.queue, 1.0);
         } else {
             dispatcher = tails_.front();  // check_shape: a single node precedes an emitter-less farm
             g_.nodes[dispatcher].dispatch = d;
         }
+        if (d == Dispatch::FlowHash) g_.nodes[dispatcher].load += flow_ * kScatter;
         const double share = 1.0 / f.workers;
+        // Flow-hash dispatch splits each burst W ways: a worker pays its hop per smaller burst.
+        const double first_hop = kHop * (d == Dispatch::FlowHash ? f.workers : 1);
         std::vector<size_t> lasts;
+        const double in = flow_;
+        double flow_out = in;
         for (uint32_t w = 0; w < f.workers; ++w) {
+            double at = in;  // share of the app's packets reaching the stage
             const std::string wname = f.name + "." + std::to_string(w);
             size_t prev = dispatcher;
             if (f.worker_pipeline) {
                 for (size_t s = f.first; s < f.last; ++s) {
                     const NodeConfig& nc = app_.pipeline[s];
-                    const size_t n = add(stages_node(wname + "." + nc.name, {s}, nc.where));
+                    const double hop = s == f.first ? first_hop : kHop;
+                    double pass = 1.0;
+                    const size_t n = add(stages_node(wname + "." + nc.name, {s}, nc.where), at * share * (hop + cost({s}, &pass)));
+                    at *= pass;
                     link(prev, n, nc.transport.empty() ? f.transport : nc.transport, nc.queue != 0 ? nc.queue : f.queue, share);
                     prev = n;
                 }
             } else {
                 std::vector<size_t> chain;
                 for (size_t s = f.first; s < f.last; ++s) chain.push_back(s);
-                prev = add(stages_node(wname, chain, app_.pipeline[f.first].where));
+                double pass = 1.0;
+                const double load = in * share * (first_hop + cost(chain, &pass));
+                prev = add(stages_node(wname, chain, app_.pipeline[f.first].where), load);
+                at *= pass;
                 link(dispatcher, prev, f.transport, f.queue, share);
             }
             g_.nodes[prev].report_drops = ordered;
             lasts.push_back(prev);
+            flow_out = at;
         }
+        flow_ = flow_out;
         if (f.collect == "none") {
             tails_ = lasts;
             return;
         }
-        const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered));
+        const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
+                             flow_ * (first_hop + (ordered ? kReorder : 0.0)));  // as many bursts as the workers get
         for (size_t l : lasts) link(l, c, f.transport, f.queue, share);
         tails_ = {c};
     }
@@ -123,10 +161,15 @@ private:
     void map(size_t p) {
         const PatternConfig& m = app_.patterns[p];
         const Multicast mode = parse_multicast(m.multicast);
+        double worker_pass = 1.0;
         auto node = [&](NodeRole role, std::string name, std::vector<size_t> stages, uint32_t w) {
             GraphNode g{role, static_cast<int>(p), w, std::move(name), std::move(stages)};
             g.where = m.where;
-            return add(std::move(g));
+            // A worker pays its hop per task (a burst) and its stages on its share of it.
+            double pass = 1.0;
+            const double load = role == NodeRole::MapWorker ? flow_ * (kHop + cost(g.stages, &pass) / m.workers) : flow_ * kHop;
+            if (role == NodeRole::MapWorker) worker_pass = pass;
+            return add(std::move(g), load);
         };
         const size_t e = node(NodeRole::MapEmitter, m.name + ".emitter", {}, 0);
         feed(e, m.transport, m.queue, 1.0);
@@ -147,11 +190,13 @@ private:
         link(c, e, m.transport, m.queue, 0.1).words = true;
         g_.edges.back().freed = true;
         tails_ = {c};
+        flow_ *= worker_pass;
     }
 
     const AppConfig& app_;
     AppGraph g_;
     std::vector<size_t> tails_;
+    double flow_ = 1.0;  // estimated share of the app's packets leaving the tails
 };
 
 }  // namespace

@@ -41,6 +41,8 @@ struct GraphNode {
     bool reorder = false;         // collector of an ordered farm: restores their order
     bool report_drops = false;    // last worker node of an ordered farm: tells the collector
                                   // which numbers its stages dropped
+    double load = 0;              // estimated work per packet of the app (StageInfo::cost
+                                  // units): decides which tiles share a CPU
     Location where;
 };
 

@@ -29,6 +29,13 @@ struct StageInfo {
     // PCI devices an instance will probe (from CLASS::pci_devices(params) when declared), so
     // EAL scans the PCI bus for those only, and not at all when no stage names one.
     std::function<std::vector<std::string>(const ParamValues&)> pci_devices;
+    // Estimated work per packet, in units of about 10 ns of a current x86 core (CLASS::kCost
+    // when declared; otherwise sources 2.5, processors 1, sinks 0.5). Only a weight: it decides
+    // which tiles share a CPU when an app has more tiles than CPUs.
+    double cost = 1.0;
+    // The share of its input an instance is expected to pass on (CLASS::expected_pass(params)
+    // when declared, else 1): filters make the stages after them lighter. A weight, as `cost`.
+    std::function<double(const ParamValues&)> expected_pass;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -57,6 +64,20 @@ std::vector<std::string> pci_devices_of(const ParamValues& p) {
     else return {};
 }
 
+template <typename C>
+double expected_pass_of(const ParamValues& p) {
+    if constexpr (requires { C::expected_pass(p); }) return C::expected_pass(p);
+    else return 1.0;
+}
+
+template <typename C>
+constexpr double cost_of() {
+    if constexpr (requires { C::kCost; }) return C::kCost;
+    else if constexpr (C::kKind == StageKind::Source) return 2.5;
+    else if constexpr (C::kKind == StageKind::Sink) return 0.5;
+    else return 1.0;
+}
+
 struct StageRegistrar {
     explicit StageRegistrar(StageInfo info) { StageRegistry::instance().add(std::move(info)); }
 };
@@ -65,8 +86,9 @@ struct StageRegistrar {
 }  // namespace tp
 
 // Registers CLASS (constructible from `const tp::ParamValues&`, with a static constexpr
-// `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)` and a static
-// `std::vector<std::string> pci_devices(const tp::ParamValues&)`) under NAME with a one-line
+// `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)`, a static
+// `std::vector<std::string> pci_devices(const tp::ParamValues&)`, a static constexpr double
+// `kCost` and a static `double expected_pass(const tp::ParamValues&)`) under NAME with a one-line
 // DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
@@ -74,4 +96,5 @@ struct StageRegistrar {
         [](const ::tp::ParamValues& p) -> std::unique_ptr<::tp::Stage> {                        \
             return std::make_unique<CLASS>(p);                                                  \
         },                                                                                      \
-        &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>}}
+        &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,             \
+        ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>}}

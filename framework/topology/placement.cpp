@@ -121,8 +121,69 @@ std::vector<int> place_nodes(const Topology& topo, const PlacementRequest& req) 
     return tiles;
 }
 
+std::vector<size_t> balanced_runs(const std::vector<double>& load, size_t groups) {
+    const size_t n = load.size();
+    if (groups == 0 || groups > n) throw std::invalid_argument("balanced_runs needs 1 <= groups <= nodes");
+    std::vector<double> prefix(n + 1, 0.0);
+    for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + load[i];
+    // A run's cost is (load, length), compared load first (within rounding) so that among
+    // equally heavy cuts the one with the shortest longest run wins: equal loads split by count.
+    struct Cost {
+        double load;
+        size_t len;
+        bool operator<(const Cost& o) const {
+            if (load < o.load - 1e-9) return true;
+            if (load > o.load + 1e-9) return false;
+            return len < o.len;
+        }
+    };
+    // best[g][i]: the lightest heaviest run when nodes 0..i-1 form g runs; cut[g][i]: where the
+    // last of those runs starts. O(groups x n^2): a few million steps for the largest apps.
+    const Cost none{std::numeric_limits<double>::infinity(), 0};
+    std::vector<std::vector<Cost>> best(groups + 1, std::vector<Cost>(n + 1, none));
+    std::vector<std::vector<size_t>> cut(groups + 1, std::vector<size_t>(n + 1, 0));
+    best[0][0] = Cost{0, 0};
+    for (size_t g = 1; g <= groups; ++g)
+        for (size_t i = g; i + (groups - g) <= n; ++i)
+            for (size_t j = g - 1; j < i; ++j) {
+                const Cost last{prefix[i] - prefix[j], i - j};
+                const Cost v = best[g - 1][j] < last ? last : best[g - 1][j];
+                if (!(best[g][i] < v)) best[g][i] = v, cut[g][i] = j;  // ties: the later cut
+            }
+    std::vector<size_t> run(n);
+    for (size_t g = groups, i = n; g > 0; --g) {
+        const size_t j = cut[g][i];
+        for (size_t k = j; k < i; ++k) run[k] = g - 1;
+        i = j;
+    }
+    return run;
+}
+
+std::vector<int> place_runs_on_host(const Topology& topo, const std::vector<size_t>& run_of_node) {
+    std::vector<int> cpu_order;
+    std::vector<std::vector<int>> tiles_of;  // per CPU in tile order
+    for (int t = 0; t < topo.tiles(); ++t) {
+        if (topo.reserved(t) || topo.cpu_of(t) < 0) continue;
+        auto it = std::find(cpu_order.begin(), cpu_order.end(), topo.cpu_of(t));
+        if (it == cpu_order.end()) {
+            cpu_order.push_back(topo.cpu_of(t));
+            tiles_of.emplace_back();
+            it = cpu_order.end() - 1;
+        }
+        tiles_of[static_cast<size_t>(it - cpu_order.begin())].push_back(t);
+    }
+    std::vector<int> tiles(run_of_node.size());
+    std::vector<size_t> used(tiles_of.size(), 0);
+    for (size_t i = 0; i < run_of_node.size(); ++i) {
+        const size_t g = run_of_node[i];
+        if (g >= tiles_of.size() || used[g] == tiles_of[g].size()) return {};
+        tiles[i] = tiles_of[g][used[g]++];
+    }
+    return tiles;
+}
+
 ThreadMap map_tiles_to_cpus(const Topology& topo, const std::vector<int>& tile_of_node,
-                            const std::vector<int>& cpus, bool per_tile) {
+                            const std::vector<int>& cpus, bool per_tile, const std::vector<double>& load) {
     ThreadMap m;
     const size_t n = tile_of_node.size();
     m.thread_of_node.resize(n);
@@ -149,12 +210,8 @@ ThreadMap map_tiles_to_cpus(const Topology& topo, const std::vector<int>& tile_o
         }
         return m;
     }
-    const size_t groups = cpus.size();
-    for (size_t g = 0, i = 0; g < groups; ++g) {
-        const size_t take = n / groups + (g < n % groups ? 1 : 0);
-        for (size_t k = 0; k < take; ++k, ++i) m.thread_of_node[i] = g;
-        m.cpu_of_thread.push_back(cpus[g]);
-    }
+    m.thread_of_node = balanced_runs(load.size() == n ? load : std::vector<double>(n, 1.0), cpus.size());
+    m.cpu_of_thread = cpus;
     return m;
 }
 

@@ -7,7 +7,10 @@
 // per node, honoured under every policy. Reserved tiles are never used.
 //
 // Tiles onto CPUs: one thread per tile while there are CPUs enough; beyond that consecutive
-// tiles (in node order) share a thread pinned to one CPU and are polled cooperatively.
+// tiles (in node order) share a thread pinned to one CPU and are polled cooperatively. The
+// runs of nodes that share a CPU are cut by estimated load, not by count: a source, its parser
+// and a farm's emitter each see every packet while each of W workers sees 1/W of them, so
+// sharing by count would stack the heavy head of an app on one CPU and leave the other idle.
 #pragma once
 
 #include <cstdint>
@@ -59,8 +62,19 @@ struct ThreadMap {
 };
 
 // Maps the tiles in use onto `cpus`: 1:1 while they last (on `host`, a tile's own CPU),
-// otherwise contiguous groups of nodes per CPU. `per_tile` forces one thread per tile.
+// otherwise contiguous groups of nodes per CPU, balanced by `load` (per node; empty = equal).
+// `per_tile` forces one thread per tile.
 ThreadMap map_tiles_to_cpus(const Topology& topo, const std::vector<int>& tile_of_node,
-                            const std::vector<int>& cpus, bool per_tile);
+                            const std::vector<int>& cpus, bool per_tile,
+                            const std::vector<double>& load = {});
+
+// Cuts nodes 0..n-1 (n = load.size()) into `groups` contiguous non-empty runs so that the
+// heaviest run is as light as possible; returns each node's run. Needs groups <= n.
+std::vector<size_t> balanced_runs(const std::vector<double>& load, size_t groups);
+
+// On the `host` topology: puts run g of `run_of_node` on the tiles of the g-th CPU in tile
+// order, so that each run shares one CPU. Empty when the host has fewer CPUs than runs or
+// a CPU too few tiles (build it with Topology::preset("host", runs x longest run)).
+std::vector<int> place_runs_on_host(const Topology& topo, const std::vector<size_t>& run_of_node);
 
 }  // namespace tp

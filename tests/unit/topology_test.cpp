@@ -6,6 +6,8 @@
 #include <random>
 #include <set>
 
+#include "framework/config/app_config.hpp"
+#include "framework/graph/app_graph.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/topology/placement.hpp"
 #include "framework/topology/topology.hpp"
@@ -58,8 +60,9 @@ TEST(Topology, HostHasATileForEveryAllowedCpuAndGrowsForBigApps) {
     // Tiles of one CPU are 0 hops apart; different CPUs are at least 1.
     for (int a = 0; a < big.tiles(); ++a)
         for (int b = 0; b < big.tiles(); ++b)
-            if (!big.reserved(a) && !big.reserved(b))
+            if (!big.reserved(a) && !big.reserved(b)) {
                 EXPECT_EQ(big.hops(a, b) == 0, big.cpu_of(a) == big.cpu_of(b));
+            }
 }
 
 TEST(Placement, LinearIsRowMajorAndSnakeKeepsChainsOneHopApart) {
@@ -133,6 +136,70 @@ TEST(Placement, TilesMapOneToOneOntoCpusWhileTheyLastThenShareThreads) {
     EXPECT_EQ(narrow.thread_of_node, (std::vector<size_t>{0, 0, 0, 1, 1, 1}));
     const ThreadMap forced = map_tiles_to_cpus(t, tiles, {0, 1}, true);
     EXPECT_EQ(forced.cpu_of_thread.size(), 6u);
+}
+
+TEST(Placement, RunsSharingACpuAreCutByLoadNotByCount) {
+    // A source, its parser and a flow-hash emitter each see every packet; four workers share
+    // them; then a collector and a sink. By count the head and two workers would share a CPU.
+    const std::vector<double> load{2.7, 1.7, 1.2, 0.2, 0.2, 0.2, 0.2, 0.8, 0.7};
+    EXPECT_EQ(balanced_runs(load, 2), (std::vector<size_t>{0, 0, 1, 1, 1, 1, 1, 1, 1}));
+    // A heavy sink gets a CPU to itself.
+    EXPECT_EQ(balanced_runs({1, 1, 1, 1, 9}, 2), (std::vector<size_t>{0, 0, 0, 0, 1}));
+    // Equal loads split by count, the first run taking the odd one.
+    EXPECT_EQ(balanced_runs(std::vector<double>(7, 1.0), 2), (std::vector<size_t>{0, 0, 0, 0, 1, 1, 1}));
+    EXPECT_EQ(balanced_runs(std::vector<double>(6, 1.0), 3), (std::vector<size_t>{0, 0, 1, 1, 2, 2}));
+    // As many runs as nodes: one each; runs are never empty.
+    EXPECT_EQ(balanced_runs({5, 0, 0}, 3), (std::vector<size_t>{0, 1, 2}));
+    EXPECT_THROW(balanced_runs({1, 1}, 3), std::invalid_argument);
+
+    const Topology t = Topology::preset("tilepro64");
+    const auto tiles = place_nodes(t, chain(load.size(), PlacementPolicy::Snake));
+    const ThreadMap m = map_tiles_to_cpus(t, tiles, {4, 7}, false, load);
+    EXPECT_EQ(m.cpu_of_thread, (std::vector<int>{4, 7}));
+    EXPECT_EQ(m.thread_of_node, (std::vector<size_t>{0, 0, 1, 1, 1, 1, 1, 1, 1}));
+}
+
+TEST(Placement, HostRunsLandOnTheirOwnCpu) {
+    const std::vector<int> cpus = allowed_cpus();
+    if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+    const std::vector<size_t> runs{0, 0, 1, 1, 1, 1, 1};
+    const Topology host = Topology::preset("host", 5 * cpus.size());
+    const std::vector<int> tiles = place_runs_on_host(host, runs);
+    ASSERT_EQ(tiles.size(), runs.size());
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (size_t j = 0; j < runs.size(); ++j) {
+            EXPECT_EQ(host.cpu_of(tiles[i]) == host.cpu_of(tiles[j]), runs[i] == runs[j]) << i << " " << j;
+            if (i != j) EXPECT_NE(tiles[i], tiles[j]);
+        }
+    // Too few tiles for the longest run: the caller falls back to plain placement.
+    EXPECT_TRUE(place_runs_on_host(Topology::preset("host", 4 * cpus.size()), runs).empty());
+}
+
+TEST(Placement, NodeLoadsFollowTheShareOfPacketsEachNodeSees) {
+    const AppGraph g = build_graph(parse_app_config(R"(
+pipeline:
+  - synth
+  - parse
+  - farm:
+      workers: 4
+      dispatch: flow_hash
+      worker: [parse]
+  - { stage: sample, every: 10 }
+  - parse
+  - drop
+)", "loads.yaml"));
+    auto load = [&](const std::string& name) {
+        for (const GraphNode& n : g.nodes)
+            if (n.name == name) return n.load;
+        ADD_FAILURE() << "no node " << name;
+        return 0.0;
+    };
+    EXPECT_GT(load("synth"), load("parse"));                    // a source allocates and writes
+    EXPECT_GT(load("parse"), load("farm.emitter"));
+    EXPECT_NEAR(load("farm.0") * 4, load("farm.0") + load("farm.1") + load("farm.2") + load("farm.3"), 1e-9);
+    EXPECT_LT(load("farm.0"), load("parse"));                   // a quarter of the packets
+    EXPECT_NEAR(load("parse_3"), load("parse") / 10, 1e-9);     // after a 1-in-10 sample
+    EXPECT_LT(load("drop"), load("parse_3") * 2);
 }
 
 }  // namespace
