@@ -27,11 +27,11 @@ uint16_t checked_u16(const ParamValues& p, const char* name, uint64_t lowest) {
 PortSink::PortSink(const ParamValues& params)
     : Stage(kKind),
       params_(params),
-      queue_(checked_u16(params, "queue", 0)),
+      queue_(checked_u16(params, "tx_queue", 0)),
       queues_(checked_u16(params, "queues", 1)),
       txd_(checked_u16(params, "txd", 1)) {
     if (queue_ >= queues_)
-        params.fail("queue", "'queue' " + std::to_string(queue_) + " does not exist: the port gets " +
+        params.fail("tx_queue", "'tx_queue' " + std::to_string(queue_) + " does not exist: the port gets " +
                                  std::to_string(queues_) + " queue(s) ('queues')");
     tx_full_ = declare_drop("tx_full");
 }
@@ -85,7 +85,7 @@ TILEPIPE_STAGE(PortSink, "port_out", "sink: transmit on one TX queue of a DPDK e
                param<std::string>("device", "net_null0",
                                   "PCI address, existing port name, or vdev spec created at open "
                                   "(net_null0 frees packets; net_pcap0,tx_pcap=FILE writes them)"),
-               param<uint64_t>("queue", 0, "TX queue this instance transmits on"),
+               param<uint64_t>("tx_queue", 0, "TX queue this instance transmits on"),
                param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user"),
                param<uint64_t>("txd", 1024, "descriptors per TX queue"));
 

@@ -2,13 +2,13 @@
 // port: a real NIC or any virtual PMD (net_null, net_ring, net_pcap tx_pcap, net_tap, ...).
 //
 // Synopsis
-//   sink: { stage: port_out, device: "0000:01:00.1", queue: 0 }
+//   sink: { stage: port_out, device: "0000:01:00.1", tx_queue: 0 }
 //   sink: { stage: port_out, device: "net_pcap1,tx_pcap=out/sent.pcap" }
 //
 // Parameters
 //   device  PCI address, name of an existing port, or a virtual device    default net_null0
 //           spec (created at open when no port of that name exists)
-//   queue   TX queue this instance transmits on                          default 0
+//   tx_queue  TX queue this instance transmits on                        default 0
 //   queues  RX and TX queues configured on the port (when first to open) default 1
 //   txd     descriptors per TX queue                                     default 1024
 //

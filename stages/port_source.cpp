@@ -5,6 +5,7 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -31,19 +32,40 @@ bool reads_pcap_file_once(const std::string& device) {
 
 }  // namespace
 
+std::string PortSource::device_of(const ParamValues& p) {
+    const std::string& device = p.get_string("device");
+    const std::string& file = p.get_string("file");
+    if (!device.empty() && !file.empty())
+        p.fail("file", "'device' and 'file' both name the port: set only one");
+    if (!device.empty()) return device;
+    if (file.empty())
+        p.fail("device", "a port source needs 'device' (a NIC, a port name or a vdev spec) or 'file' "
+                         "(a capture replayed through net_pcap)");
+    if (file.find(',') != std::string::npos)
+        p.fail("file", "'" + file + "': a net_pcap file name cannot hold a ','");
+    // One vdev per config node: a farm's workers share it (one RX queue each, each replaying the
+    // file), two nodes reading the same file do not.
+    const std::string who = p.node_location().str();
+    std::string spec = "net_pcap_tp" + std::to_string(std::hash<std::string>{}(who + '|' + file) % 1000000);
+    const uint64_t queues = std::max<uint64_t>(1, std::min<uint64_t>(p.get_uint("queues"), 64));
+    for (uint64_t q = 0; q < queues; ++q) spec += ",rx_pcap=" + file;
+    return spec;
+}
+
 PortSource::PortSource(const ParamValues& params)
     : Stage(kKind),
       params_(params),
-      queue_(checked_u16(params, "queue", 0)),
+      queue_(checked_u16(params, "rx_queue", 0)),
       queues_(checked_u16(params, "queues", 1)),
       rxd_(checked_u16(params, "rxd", 1)),
       limit_(params.get_uint("packets")),
       idle_seconds_(params.get_double("idle_timeout")) {
     if (queue_ >= queues_)
-        params.fail("queue", "'queue' " + std::to_string(queue_) + " does not exist: the port gets " +
+        params.fail("rx_queue", "'rx_queue' " + std::to_string(queue_) + " does not exist: the port gets " +
                                  std::to_string(queues_) + " queue(s) ('queues')");
     if (idle_seconds_ < 0) params.fail("idle_timeout", "'idle_timeout' must be positive (0 = never)");
-    if (!params.given("idle_timeout") && reads_pcap_file_once(params.get_string("device")))
+    device_ = device_of(params);
+    if (!params.given("idle_timeout") && reads_pcap_file_once(device_))
         idle_seconds_ = kPcapFileIdleSeconds;
 }
 
@@ -52,7 +74,7 @@ PortSource::~PortSource() { close(); }
 void PortSource::open(StageEnv& env) {
     if (env.pool == nullptr) throw std::logic_error("port source opened without a packet pool");
     PortRequest r;
-    r.device = params_.get_string("device");
+    r.device = device_;
     r.queue = queue_;
     r.queues = queues_;
     r.rxd = rxd_;
@@ -63,7 +85,7 @@ void PortSource::open(StageEnv& env) {
     try {
         port_id_ = ethdev_port_acquire(r);
     } catch (const std::runtime_error& e) {
-        params_.fail("device", r.device + ": " + e.what());
+        params_.fail(params_.get_string("device").empty() ? "file" : "device", r.device + ": " + e.what());
     }
     opened_ = true;
     desc_port_ = env.port;
@@ -104,10 +126,14 @@ void PortSource::close() {
 std::vector<std::string> PortSource::pci_devices(const ParamValues& p) { return pci_devices_in(p.get_string("device")); }
 
 TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev port (NIC or virtual PMD)",
-               param<std::string>("device", required,
+               param<std::string>("device", "",
                                   "PCI address, existing port name, or vdev spec created at open "
-                                  "(net_pcap0,rx_pcap=FILE / net_ring0 / net_null0 / net_tap0 / net_af_packet0,iface=IF)"),
-               param<uint64_t>("queue", 0, "RX queue this instance reads"),
+                                  "(net_pcap0,rx_pcap=FILE / net_ring0 / net_null0 / net_tap0 / net_af_packet0,iface=IF); "
+                                  "give this or `file`"),
+               param<std::string>("file", "",
+                                  "instead of `device`: a capture replayed through a net_pcap vdev made for this "
+                                  "node, every RX queue replaying the whole file once"),
+               param<uint64_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
                param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS"),
                param<uint64_t>("rxd", 1024, "descriptors per RX queue"),
                param<bool>("promisc", true, "put the port in promiscuous mode"),

@@ -3,13 +3,17 @@
 // on captures, loopbacks and NICs.
 //
 // Synopsis
-//   source: { stage: port, device: "0000:01:00.0", queue: 0, queues: 4 }
+//   source: { stage: port, device: "0000:01:00.0", rx_queue: 0, queues: 4 }
 //   source: { stage: port, device: "net_pcap0,rx_pcap=caps/web.pcap" }
+//   source: { stage: port, file: caps/web.pcap }          # the same, vdev made for the node
 //
 // Parameters
-//   device        PCI address, name of an existing port, or a virtual device   required
+//   device        PCI address, name of an existing port, or a virtual device   (or `file`)
 //                 spec (created at open when no port of that name exists)
-//   queue         RX queue this instance reads                                default 0
+//   file          a capture to replay through a net_pcap vdev named for the   (or `device`)
+//                 node, with one rx_pcap (the whole file) per queue
+//   rx_queue      RX queue this instance reads (set by the runner in a farm   default 0
+//                 opening the pipeline: worker w reads queue w)
 //   queues        RX (and TX) queues configured on the port; > 1 turns on RSS default 1
 //   rxd           descriptors per RX queue                                    default 1024
 //   promisc       promiscuous mode                                            default true
@@ -17,7 +21,8 @@
 //   idle_timeout  end of stream after this many seconds with nothing          default 0
 //                 received, 0 = never (see below for rx_pcap devices)
 //
-// Several instances (one per queue, e.g. the workers of an emitter-less farm) share the port:
+// Several instances (one per queue, e.g. the workers of a farm that opens the pipeline without
+// an emitter, RSS style: `queues` then defaults to the worker count) share the port:
 // the first to open configures and starts it with `queues`, `rxd`, `promisc` and its packet
 // pool; the others only read their queue (see EthdevPort). The last to close stops the port.
 //
@@ -48,6 +53,9 @@ public:
     static constexpr StageKind kKind = StageKind::Source;
     // The PCI address `device` names, if any: EAL then probes that device only.
     static std::vector<std::string> pci_devices(const ParamValues& p);
+    // The device spec the port opens: `device`, or a net_pcap vdev on `file`; LocatedError
+    // when neither or both are given.
+    static std::string device_of(const ParamValues& p);
 
     // Idle time that ends the stream of an rx_pcap file device when idle_timeout is not given.
     static constexpr double kPcapFileIdleSeconds = 0.25;
@@ -68,6 +76,7 @@ private:
     ParamValues params_;
     uint16_t queue_;
     uint16_t queues_;
+    std::string device_;
     uint16_t rxd_;
     uint64_t limit_;          // packets, 0 = none
     double idle_seconds_;

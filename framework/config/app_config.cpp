@@ -146,6 +146,7 @@ public:
             } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, map ? 64 : 1024));
             else if (k == "dispatch" && !map) {
                 f.dispatch = scalar(v, "dispatch");
+                f.dispatch_given = true;
                 check_choice(v, "dispatch", f.dispatch, {"round_robin", "on_demand", "flow_hash"});
             } else if (k == "collect" && !map) {
                 f.collect = scalar(v, "collect");
@@ -228,6 +229,35 @@ private:
     std::string file_;
 };
 
+// A farm opening the pipeline with a source in each worker: checks what makes one queue per
+// worker possible; false when the farm's workers do not start with a source at all.
+bool source_farm_ok(const AppConfig& app, const PatternConfig& f) {
+    const NodeConfig& src = app.pipeline[f.first];
+    if (f.map || src.stage->kind != StageKind::Source) return false;
+    if (f.emitter)
+        throw LocatedError(f.where, "farm '" + f.name + "' opens the pipeline: its workers read their own queues, "
+                                    "so it needs 'emitter: false'");
+    if (f.dispatch_given)
+        throw LocatedError(f.where, "farm '" + f.name + "' has no dispatch: each worker reads its own queue");
+    if (src.stage->find_param("rx_queue") == nullptr)
+        throw LocatedError(src.where, "'" + src.stage->name + "' cannot start a farm's workers: each worker must read "
+                                      "a queue of its own (use 'port')");
+    return true;
+}
+
+// Worker w of a farm that opens the pipeline reads queue w: `queue` is the runner's to set, and
+// `queues` must reach every worker. Checked on every finalize, so `--set` cannot break it.
+void check_source_farm_params(const AppConfig& app) {
+    if (app.elements.empty() || app.elements.front().pattern < 0) return;
+    const PatternConfig& f = app.patterns[static_cast<size_t>(app.elements.front().pattern)];
+    const NodeConfig& src = app.pipeline[f.first];
+    if (src.params.given("rx_queue"))
+        throw LocatedError(src.params.where("rx_queue"), "worker w of farm '" + f.name + "' reads RX queue w: drop 'rx_queue'");
+    if (src.params.given("queues") && src.params.get_uint("queues") < f.workers)
+        throw LocatedError(src.params.where("queues"), "'queues' must give each of the " + std::to_string(f.workers) +
+                                                           " workers of farm '" + f.name + "' a queue");
+}
+
 void check_shape(const AppConfig& app, const Location& where) {
     const auto& el = app.elements;
     if (el.empty()) throw LocatedError(where, "the pipeline is empty");
@@ -237,10 +267,15 @@ void check_shape(const AppConfig& app, const Location& where) {
         return LocatedError(n.where, "'" + n.stage->name + "' is a " + stage_kind_name(n.stage->kind) +
                                          " and can only stand at the " + where_it_goes + " of the pipeline");
     };
-    if (el.front().node < 0)
+    // A farm may open the pipeline when it has no emitter and each worker starts with a source
+    // reading a queue of its own (a NIC's RSS queues): worker w reads queue w.
+    const bool source_farm = el.front().pattern >= 0 && source_farm_ok(app, app.patterns[static_cast<size_t>(el.front().pattern)]);
+    if (el.front().node < 0 && !source_farm)
         throw LocatedError(app.patterns[static_cast<size_t>(el.front().pattern)].where,
-                           "a pipeline starts with a source, not a farm or map");
-    const NodeConfig& first = app.pipeline[static_cast<size_t>(el.front().node)];
+                           "a pipeline starts with a source, or with a farm without emitter whose workers each "
+                           "start with a source reading its own queue (port)");
+    const NodeConfig& first = app.pipeline[source_farm ? app.patterns[static_cast<size_t>(el.front().pattern)].first
+                                                       : static_cast<size_t>(el.front().node)];
     if (first.stage->kind != StageKind::Source)
         throw LocatedError(first.where, "a pipeline starts with a source; '" + first.stage->name + "' is a " +
                                             stage_kind_name(first.stage->kind));
@@ -253,10 +288,10 @@ void check_shape(const AppConfig& app, const Location& where) {
             continue;
         }
         const PatternConfig& f = app.patterns[static_cast<size_t>(el[i].pattern)];
-        if (!f.emitter && el[i - 1].pattern >= 0)
+        if (!f.emitter && i > 0 && el[i - 1].pattern >= 0)
             throw LocatedError(f.where, "a farm without emitter must follow a single node, which dispatches to its workers");
         for (size_t n = f.first; n < f.last; ++n) {
-            if (kind(n) == StageKind::Source) throw misplaced(n, "start");
+            if (kind(n) == StageKind::Source && !(i == 0 && n == f.first)) throw misplaced(n, "start");
             const bool sink_ok = !f.map && last && f.collect == "none" && n + 1 == f.last;
             if (kind(n) == StageKind::Sink && !sink_ok)
                 throw LocatedError(app.pipeline[n].where,
@@ -319,6 +354,7 @@ void finalize(AppConfig& app) {
         for (const auto& spec : n.stage->params) v.set_default(spec);
         n.params = std::move(v);
     }
+    check_source_farm_params(app);
 }
 
 AppConfig parse_app_config(const std::string& text, const std::string& file) {
@@ -379,8 +415,8 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
         app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
         app.pipeline.push_back(r.node(n));
     }
+    name_nodes(app);  // first, so shape errors can name farms
     check_shape(app, at(file, pipeline.Mark()));
-    name_nodes(app);
     finalize(app);
     return app;
 }
@@ -421,6 +457,10 @@ void apply_set(AppConfig& app, const std::string& assignment) {
 void replace_source_with_pcap(AppConfig& app, const std::string& file) {
     const StageInfo* pcap = StageRegistry::instance().find("pcap");
     if (pcap == nullptr) throw std::logic_error("the pcap stage is not registered");
+    if (!app.elements.empty() && app.elements.front().pattern >= 0)
+        throw LocatedError(Location{"--pcap " + file},
+                           "the app's farm workers each read a port queue, there is no single source to replace "
+                           "(set the port's file instead: --set NODE.file=" + file + ")");
     NodeConfig& src = app.pipeline.front();
     src.stage = pcap;
     src.raw.clear();

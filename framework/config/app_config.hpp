@@ -68,7 +68,10 @@ struct PatternConfig {
     uint32_t workers = 2;
     std::string dispatch = "round_robin";  // round_robin | on_demand | flow_hash
     std::string collect = "unordered";     // unordered | ordered | none
-    bool emitter = true;                   // false: the upstream node dispatches (RSS style)
+    bool emitter = true;                   // false: the upstream node dispatches or, first in
+                                           // the pipeline, each worker's source reads its own
+                                           // queue (RSS style)
+    bool dispatch_given = false;
     bool worker_pipeline = false;
     std::string transport;                 // links inside the pattern; empty = app default
     uint32_t queue = 0;

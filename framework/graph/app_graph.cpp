@@ -104,18 +104,20 @@ private:
     void farm(const PatternConfig& f) {
         const bool ordered = f.collect == "ordered";
         const Dispatch d = dispatch_policy(f.dispatch);
-        size_t dispatcher;
+        // No dispatcher when the farm opens the pipeline: each worker's source reads its own queue.
+        const bool sourced = tails_.empty();
+        size_t dispatcher = 0;
         if (f.emitter) {
             dispatcher = add(stages_node(f.name + ".emitter", {}, f.where, d, ordered), flow_ * kHop);
             feed(dispatcher, f.transport, f.queue, 1.0);
-        } else {
+        } else if (!sourced) {
             dispatcher = tails_.front();  // check_shape: a single node precedes an emitter-less farm
             g_.nodes[dispatcher].dispatch = d;
         }
-        if (d == Dispatch::FlowHash) g_.nodes[dispatcher].load += flow_ * kScatter;
+        if (d == Dispatch::FlowHash && !sourced) g_.nodes[dispatcher].load += flow_ * kScatter;
         const double share = 1.0 / f.workers;
         // Flow-hash dispatch splits each burst W ways: a worker pays its hop per smaller burst.
-        const double first_hop = kHop * (d == Dispatch::FlowHash ? f.workers : 1);
+        const double first_hop = kHop * (d == Dispatch::FlowHash && !sourced ? f.workers : 1);
         std::vector<size_t> lasts;
         const double in = flow_;
         double flow_out = in;
@@ -129,8 +131,10 @@ private:
                     const double hop = s == f.first ? first_hop : kHop;
                     double pass = 1.0;
                     const size_t n = add(stages_node(wname + "." + nc.name, {s}, nc.where), at * share * (hop + cost({s}, &pass)));
+                    g_.nodes[n].worker = w;
                     at *= pass;
-                    link(prev, n, nc.transport.empty() ? f.transport : nc.transport, nc.queue != 0 ? nc.queue : f.queue, share);
+                    if (!sourced || s != f.first)
+                        link(prev, n, nc.transport.empty() ? f.transport : nc.transport, nc.queue != 0 ? nc.queue : f.queue, share);
                     prev = n;
                 }
             } else {
@@ -139,8 +143,9 @@ private:
                 double pass = 1.0;
                 const double load = in * share * (first_hop + cost(chain, &pass));
                 prev = add(stages_node(wname, chain, app_.pipeline[f.first].where), load);
+                g_.nodes[prev].worker = w;
                 at *= pass;
-                link(dispatcher, prev, f.transport, f.queue, share);
+                if (!sourced) link(dispatcher, prev, f.transport, f.queue, share);
             }
             g_.nodes[prev].report_drops = ordered;
             lasts.push_back(prev);

@@ -2,7 +2,8 @@
 // stage instances) and the channels between them.
 //
 // A stage node of the config becomes one graph node. A farm becomes an emitter (unless the
-// upstream node dispatches itself), W worker nodes (or W pipelines of nodes) and a collector
+// upstream node dispatches itself, or the farm opens the pipeline and each worker's source
+// reads its own queue), W worker nodes (or W pipelines of nodes) and a collector
 // (unless the next node reads the workers directly). A map becomes an emitter, W workers
 // linked by the multicast (linear or tree) over word channels, and a collector. A node's
 // output channels are its edges in order; its dispatch policy picks among them.
@@ -33,7 +34,7 @@ enum class NodeRole : uint8_t {
 struct GraphNode {
     NodeRole role = NodeRole::Stages;
     int pattern = -1;     // map nodes: index into AppConfig::patterns
-    uint32_t worker = 0;  // map workers: their index
+    uint32_t worker = 0;  // map and farm workers: their index
     std::string name;
     std::vector<size_t> stages;  // AppConfig::pipeline indices, run in order on every burst
     Dispatch dispatch = Dispatch::Single;

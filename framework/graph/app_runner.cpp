@@ -57,6 +57,20 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     return o;
 }
 
+namespace {
+// A source in a farm's worker (a farm opening the pipeline, RSS style) reads the queue of its
+// worker's index, on a port with a queue per worker unless `queues` says more.
+ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node) {
+    if (nc.pattern < 0 || nc.stage->kind != StageKind::Source) return nc.params;
+    ParamValues p = nc.params;
+    p.set(*nc.stage->find_param("rx_queue"), std::to_string(node.worker), nc.where);
+    if (!p.given("queues") && nc.stage->find_param("queues") != nullptr)
+        p.set(*nc.stage->find_param("queues"), std::to_string(app.patterns[static_cast<size_t>(nc.pattern)].workers),
+              nc.where);
+    return p;
+}
+}  // namespace
+
 AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
@@ -80,7 +94,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         for (size_t i : g.nodes[n].stages) {
             const NodeConfig& nc = app_.pipeline[i];
-            instances_.push_back(Instance{&nc, n, nc.stage->create(nc.params)});
+            instances_.push_back(Instance{&nc, n, nc.stage->create(worker_params(app_, nc, g.nodes[n]))});
             Stage& st = *instances_.back().stage;
             StageEnv env;
             env.pool = pool_.get();

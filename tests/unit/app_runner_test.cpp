@@ -131,5 +131,23 @@ TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     for (const auto& c : j["channels"]) EXPECT_GE(c["hops"].get<int>(), 0) << c["from"] << "->" << c["to"];
 }
 
+TEST(AppRunner, AFarmOpeningThePipelineReadsOnePortQueuePerWorker) {
+    // RSS style: no emitter; worker w's port source reads RX queue w of one net_pcap port whose
+    // queues each replay the capture, so every worker sees the whole capture once.
+    const char* pcaps = std::getenv("TILEPIPE_PCAPS");
+    ASSERT_NE(pcaps, nullptr);
+    const std::string cap = std::string(pcaps) + "/pcpp__example.pcap";
+    const RunReport once = run_yaml("pipeline:\n  - stage: pcap\n    file: " + cap + "\n  - drop\n");
+    ASSERT_GT(once.packets, 0u);
+    const RunReport r = run_yaml("pipeline:\n  - farm:\n      name: rx\n      workers: 3\n      emitter: false\n"
+                                 "      worker:\n        - stage: port\n          file: " + cap +
+                                 "\n        - parse\n  - drop\n");
+    EXPECT_EQ(r.packets, 3 * once.packets);
+    EXPECT_EQ(r.delivered, 3 * once.packets);
+    for (const auto& s : r.stages)
+        if (s.stage == "port") EXPECT_EQ(s.out, once.packets) << s.name;
+    expect_accounted(r);
+}
+
 }  // namespace
 }  // namespace tp

@@ -207,5 +207,27 @@ TEST(EalOptions, PciIsScannedOnlyForTheDevicesPortStagesName) {
     EXPECT_EQ(*(a + 1), "0000:3b:00.0");
 }
 
+TEST(AppConfig, AFarmOpensThePipelineOnlyWhenEachWorkerReadsItsOwnPortQueue) {
+    auto farm = [](const std::string& farm_keys, const std::string& source) {
+        return "pipeline:\n  - farm:\n      workers: 2\n" + farm_keys + "      worker:\n        - stage: " + source +
+               "\n          file: a.pcap\n        - parse\n  - drop\n";
+    };
+    const AppConfig ok = parse_app_config(farm("      emitter: false\n", "port"), "app.yaml");
+    EXPECT_EQ(ok.elements.front().pattern, 0);
+    EXPECT_EQ(error_of(farm("", "port")),
+              "app.yaml:3:7: farm 'farm' opens the pipeline: its workers read their own queues, so it needs 'emitter: false'");
+    EXPECT_EQ(error_of(farm("      emitter: false\n      dispatch: flow_hash\n", "port")),
+              "app.yaml:3:7: farm 'farm' has no dispatch: each worker reads its own queue");
+    EXPECT_EQ(error_of(farm("      emitter: false\n", "pcap")),
+              "app.yaml:6:18: 'pcap' cannot start a farm's workers: each worker must read a queue of its own (use 'port')");
+    EXPECT_EQ(error_of(farm("      emitter: false\n", "port\n          rx_queue: 1")),
+              "app.yaml:7:21: worker w of farm 'farm' reads RX queue w: drop 'rx_queue'");
+    EXPECT_EQ(error_of(farm("      emitter: false\n", "port\n          queues: 1")),
+              "app.yaml:7:19: 'queues' must give each of the 2 workers of farm 'farm' a queue");
+    // A source anywhere else in a worker is still misplaced.
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - farm:\n      worker: [port]\n  - drop\n").find("can only stand at the start"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace tp

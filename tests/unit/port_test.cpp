@@ -136,8 +136,7 @@ TEST(PortRegistration, PortIsASourceAndPortOutASinkWithDocumentedParameters) {
     const StageInfo* src = StageRegistry::instance().find("port");
     ASSERT_NE(src, nullptr);
     EXPECT_EQ(src->kind, StageKind::Source);
-    EXPECT_TRUE(src->find_param("device")->required);
-    for (const char* p : {"queue", "queues", "rxd", "promisc", "packets", "idle_timeout"}) {
+    for (const char* p : {"device", "file", "rx_queue", "queues", "rxd", "promisc", "packets", "idle_timeout"}) {
         ASSERT_NE(src->find_param(p), nullptr) << p;
         EXPECT_FALSE(src->find_param(p)->help.empty()) << p;
     }
@@ -148,7 +147,7 @@ TEST(PortRegistration, PortIsASourceAndPortOutASinkWithDocumentedParameters) {
     ASSERT_NE(sink, nullptr);
     EXPECT_EQ(sink->kind, StageKind::Sink);
     EXPECT_EQ(sink->find_param("device")->default_text, "net_null0");
-    for (const char* p : {"queue", "queues", "txd"}) ASSERT_NE(sink->find_param(p), nullptr) << p;
+    for (const char* p : {"tx_queue", "queues", "txd"}) ASSERT_NE(sink->find_param(p), nullptr) << p;
 }
 
 // ---- sink ----------------------------------------------------------------------------------
@@ -294,8 +293,8 @@ TEST_F(PortTest, PortOutToATxPcapDeviceWritesAFileThatPortReadsBack) {
 TEST_F(PortTest, TwoInstancesOnTwoRxQueuesOfOnePortConfigureItOnce) {
     MbufPool pool = app_pool();
     const uint64_t before = ethdev_port_configurations();
-    PortSource q0(params_of("port", {{"device", "net_ring17"}, {"queue", "0"}, {"queues", "2"}}));
-    PortSource q1(params_of("port", {{"device", "net_ring17"}, {"queue", "1"}, {"queues", "2"}}));
+    PortSource q0(params_of("port", {{"device", "net_ring17"}, {"rx_queue", "0"}, {"queues", "2"}}));
+    PortSource q1(params_of("port", {{"device", "net_ring17"}, {"rx_queue", "1"}, {"queues", "2"}}));
     StageEnv env0{&pool, "w0", 0};
     StageEnv env1{&pool, "w1", 0};
     q0.open(env0);
@@ -308,7 +307,7 @@ TEST_F(PortTest, TwoInstancesOnTwoRxQueuesOfOnePortConfigureItOnce) {
     EXPECT_EQ(info.nb_rx_queues, 2);
 
     // Each reads its own queue: a loopback port receives on queue i what queue i sent.
-    PortSink tx1(params_of("port_out", {{"device", "net_ring17"}, {"queue", "1"}, {"queues", "2"}}));
+    PortSink tx1(params_of("port_out", {{"device", "net_ring17"}, {"tx_queue", "1"}, {"queues", "2"}}));
     tx1.open(env1);
     uint32_t seq = 0;
     Burst b = frames(pool, 8, seq);
@@ -334,7 +333,7 @@ TEST_F(PortTest, AQueueTheSharedPortDoesNotHaveIsRefusedAtTheDevice) {
     StageEnv env{&pool, "w0", 0};
     first.open(env);
     const LocatedError e =
-        refusal<PortSource>("port", {{"device", "net_ring18"}, {"queue", "1"}, {"queues", "2"}});
+        refusal<PortSource>("port", {{"device", "net_ring18"}, {"rx_queue", "1"}, {"queues", "2"}});
     EXPECT_EQ(e.where().line, 2);
     EXPECT_NE(e.message().find("queue 1 does not exist"), std::string::npos) << e.what();
     first.close();
@@ -404,13 +403,34 @@ TEST_F(PortTest, TooManyQueuesForTheDeviceIsRefusedAtOpen) {
     EXPECT_FALSE(port_exists("net_pcap22")) << "a device created for a failed open is removed";
 }
 
+TEST(PortParameters, AFileBecomesANetPcapDeviceWithOneReplayPerQueue) {
+    const std::string one = PortSource::device_of(params_of("port", {{"file", "caps/a.pcap"}}));
+    EXPECT_EQ(one.rfind("net_pcap", 0), 0u) << one;
+    EXPECT_NE(one.find(",rx_pcap=caps/a.pcap"), std::string::npos) << one;
+    const std::string three = PortSource::device_of(params_of("port", {{"file", "caps/a.pcap"}, {"queues", "3"}}));
+    size_t n = 0;
+    for (size_t at = three.find("rx_pcap="); at != std::string::npos; at = three.find("rx_pcap=", at + 1)) ++n;
+    EXPECT_EQ(n, 3u) << three;
+    auto refused = [](const Given& g) -> std::string {
+        try {
+            PortSource::device_of(params_of("port", g));
+        } catch (const LocatedError& e) {
+            return e.where().str() + " " + e.message();
+        }
+        return "accepted";
+    };
+    EXPECT_NE(refused({}).find("needs 'device'"), std::string::npos) << refused({});
+    EXPECT_NE(refused({{"device", "net_null0"}, {"file", "a.pcap"}}).find("app.yaml:3:5 'device' and 'file' both"),
+              std::string::npos);
+}
+
 TEST(PortParameters, AQueueOutsideQueuesIsRefusedAtTheQueueParameter) {
     try {
-        PortSource src(params_of("port", {{"device", "net_null0"}, {"queue", "2"}, {"queues", "2"}}));
+        PortSource src(params_of("port", {{"device", "net_null0"}, {"rx_queue", "2"}, {"queues", "2"}}));
         ADD_FAILURE() << "accepted queue 2 of 2";
     } catch (const LocatedError& e) {
         EXPECT_EQ(e.where().line, 3);
-        EXPECT_NE(e.message().find("'queue' 2 does not exist"), std::string::npos) << e.what();
+        EXPECT_NE(e.message().find("'rx_queue' 2 does not exist"), std::string::npos) << e.what();
     }
 }
 
