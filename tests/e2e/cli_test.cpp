@@ -11,30 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/eal_fixture.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/process.hpp"
 
 namespace tp::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string tmp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("tp-e2e-" + std::to_string(getpid()) + "-" + name)).string();
-}
-
-CommandResult tilepipe(const std::string& args) {
-    return run_command("cd '" + source_root() + "' && '" + tilepipe_bin() + "' " + args);
-}
-
-nlohmann::json run_json(const std::string& args, CommandResult* out = nullptr) {
-    const std::string json = tmp_path("r.json");
-    const CommandResult r = tilepipe(args + " --quiet --json " + json);
-    if (out != nullptr) *out = r;
-    EXPECT_EQ(r.status, 0) << r.err;
-    nlohmann::json j = nlohmann::json::parse(read_file(json), nullptr, false);
-    fs::remove(json);
-    return j;
-}
 
 TEST(Cli, DefaultAppReportsThroughputAndAccountsForEveryPacket) {
     CommandResult r;

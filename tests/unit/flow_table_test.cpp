@@ -26,6 +26,7 @@
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/tshark.hpp"
 
 namespace tp {
 namespace {
@@ -33,6 +34,9 @@ namespace {
 namespace fs = std::filesystem;
 using Given = std::vector<std::pair<std::string, std::string>>;
 using Bytes = std::vector<uint8_t>;
+using test::FlowCounts;
+using test::tshark_available;
+using test::tshark_conversations;
 
 // ---- helpers -------------------------------------------------------------------------------
 
@@ -451,7 +455,6 @@ TEST(FlowTableParams, OutOfRangeValuesAreRefusedAtTheirParameter) {
 // those tunnel dissectors disabled, and plain tshark may differ only on the captures listed in
 // kTunnelCaptures, exactly by the inner conversations.
 
-const char* const kTunnelDissectors[] = {"vxlan", "geneve", "gre", "mpls", "pppoes", "erspan", "nsh"};
 
 const std::set<std::string> kTunnelCaptures = {
     "zeek__vxlan-encapsulated-http.pcap",  // HTTP/TCP inside VXLAN
@@ -459,38 +462,6 @@ const std::set<std::string> kTunnelCaptures = {
     "zeek__mixed-vlan-mpls.pcap",          // a TCP session inside MPLS
     "zeek__pppoe.pcap",                    // DHCPv6/UDP inside PPPoE sessions
 };
-
-bool tshark_available() {
-    static const bool available = [] {
-        if (test::run_command("tshark --version").status == 0) return true;
-        // The test set-up installs it when it can (root or sudo, apt).
-        test::run_command("bash '" + test::source_root() + "/scripts/bootstrap.sh' tshark");
-        return test::run_command("tshark --version").status == 0;
-    }();
-    return available;
-}
-
-struct FlowCounts {
-    long tcp = 0;
-    long udp = 0;
-};
-
-// Conversations in tshark's `-z conv,tcp` and `-z conv,udp` tables, from one run.
-FlowCounts tshark_conversations(const std::string& file, bool tunnels) {
-    std::string cmd = "tshark -n -q -z conv,tcp -z conv,udp";
-    if (!tunnels)
-        for (const char* d : kTunnelDissectors) cmd += std::string(" --disable-protocol ") + d;
-    const test::CommandResult r = test::run_command(cmd + " -r '" + file + "'");
-    FlowCounts c;
-    long* table = nullptr;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-        if (line.find("TCP Conversations") != std::string::npos) table = &c.tcp;
-        if (line.find("UDP Conversations") != std::string::npos) table = &c.udp;
-        if (table != nullptr && line.find("<->") != std::string::npos) ++*table;
-    }
-    return c;
-}
 
 // pcap -> parse -> flow_table over the whole capture; nullopt when the source refuses it.
 std::optional<FlowCounts> flow_table_counts(const std::string& path) {

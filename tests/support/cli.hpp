@@ -1,0 +1,37 @@
+// Test support: the `tilepipe` binary driven as a user drives it, from the source root.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/eal_fixture.hpp"
+#include "tests/support/process.hpp"
+
+namespace tp::test {
+
+// A path in the temporary directory, distinct per test process.
+inline std::string tmp_path(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / ("tp-e2e-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+inline CommandResult tilepipe(const std::string& args) {
+    return run_command("cd '" + source_root() + "' && '" + tilepipe_bin() + "' " + args);
+}
+
+// Runs `tilepipe ARGS --quiet --json FILE`, expects exit 0 and returns the report (discarded
+// JSON when there is none).
+inline nlohmann::json run_json(const std::string& args, CommandResult* out = nullptr) {
+    const std::string json = tmp_path("r.json");
+    const CommandResult r = tilepipe(args + " --quiet --json " + json);
+    if (out != nullptr) *out = r;
+    EXPECT_EQ(r.status, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(json), nullptr, false);
+    std::filesystem::remove(json);
+    return j;
+}
+
+}  // namespace tp::test
