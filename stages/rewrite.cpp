@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "framework/stage/registry.hpp"
@@ -16,6 +17,8 @@ constexpr uint32_t kEtherHeader = 14;
 constexpr uint32_t kIpv4Checksum = 10;  // offsets in the IPv4 header
 constexpr uint32_t kIpv4Source = 12;
 constexpr uint32_t kIpv4Destination = 16;
+constexpr uint32_t kIpv6Source = 8;     // offsets in the IPv6 header
+constexpr uint32_t kIpv6Destination = 24;
 constexpr uint32_t kTcpChecksum = 16;   // offsets in the L4 header
 constexpr uint32_t kUdpChecksum = 6;
 
@@ -27,69 +30,263 @@ inline uint16_t load16(const uint8_t* p) {
 }
 inline void store16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
-// Writes `to` over the `N` bytes at `field` and folds the change into the checksums at `sum_a`
-// and, when not null, `sum_b`.
-template <size_t N>
-void replace(uint8_t* field, const std::array<uint8_t, N>& to, uint16_t& sum_a, uint16_t* sum_b) {
-    static_assert(N % 2 == 0);
-    for (size_t i = 0; i < N; i += 2) {
+// Writes the `n` (even) bytes of `to` over `field` and folds the change into the checksum at
+// `sum_a` and, when not null, `sum_b`.
+void replace(uint8_t* field, const uint8_t* to, size_t n, uint16_t& sum_a, uint16_t* sum_b) {
+    for (size_t i = 0; i < n; i += 2) {
         const uint16_t before = load16(field + i);
-        const uint16_t after = load16(to.data() + i);
+        const uint16_t after = load16(to + i);
         sum_a = checksum_adjust(sum_a, before, after);
         if (sum_b != nullptr) *sum_b = checksum_adjust(*sum_b, before, after);
     }
-    std::memcpy(field, to.data(), N);
+    std::memcpy(field, to, n);
 }
 
-void parse_mac_param(const ParamValues& p, const char* name, bool& set, std::array<uint8_t, 6>& out) {
-    const std::string& text = p.get_string(name);
-    if (text.empty()) return;
-    std::string why;
-    if (!parse_mac_address(text, out, why)) p.fail(name, std::string("'") + name + "': " + why);
-    set = true;
+// What `parse` found about a packet, read once for matching and rewriting.
+struct View {
+    rte_mbuf* m;
+    uint8_t* frame;
+    uint8_t* ip;
+    bool v4, v6;   // a whole header of that family
+    bool has_l4;   // a whole TCP/UDP header (parse sets l4_len only then; never for a later fragment)
+    uint8_t l4;
+};
+
+View view_of(const PacketDesc& d) {
+    View v;
+    v.m = d.mbuf;
+    v.frame = rte_pktmbuf_mtod(v.m, uint8_t*);
+    v.ip = v.frame + v.m->l2_len;
+    const bool parsed = (d.type & ptype::kParsed) != 0 && v.m->l3_len != 0;
+    const uint8_t l3 = d.type & ptype::kL3Mask;
+    v.l4 = d.type & ptype::kL4Mask;
+    v.v4 = parsed && l3 == ptype::kL3Ipv4;
+    v.v6 = parsed && l3 == ptype::kL3Ipv6;
+    v.has_l4 = (v.v4 || v.v6) && v.m->l4_len != 0 && (v.l4 == ptype::kL4Tcp || v.l4 == ptype::kL4Udp);
+    return v;
 }
 
-void parse_ip_param(const ParamValues& p, const char* name, bool& set, std::array<uint8_t, 4>& out) {
-    const std::string& text = p.get_string(name);
-    if (text.empty()) return;
-    uint32_t host = 0;
-    std::string why;
-    if (!parse_ipv4_address(text, host, why)) {
-        IpPrefix v6;
-        if (parse_ip_prefix(text, v6, why) && v6.ipv6)
-            p.fail(name, std::string("'") + name + "': only IPv4 addresses can be set, got '" + text + "'");
-        p.fail(name, std::string("'") + name + "': '" + text + "' is not an IPv4 address");
+bool in_prefix(const uint8_t* addr, const std::array<uint8_t, 16>& net, const std::array<uint8_t, 16>& mask, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if ((addr[i] & mask[i]) != net[i]) return false;
+    return true;
+}
+
+bool matches(const RewriteRule& r, const View& v) {
+    if (r.family == 4 && !v.v4) return false;
+    if (r.family == 6 && !v.v6) return false;
+    const size_t n = r.family == 6 ? 16 : 4;
+    if (r.match_src && !in_prefix(v.ip + (r.family == 6 ? kIpv6Source : kIpv4Source), r.src_net, r.src_mask, n))
+        return false;
+    if (r.match_dst &&
+        !in_prefix(v.ip + (r.family == 6 ? kIpv6Destination : kIpv4Destination), r.dst_net, r.dst_mask, n))
+        return false;
+    if (r.l4 != 0 && v.l4 != r.l4) return false;
+    if (r.match_ports) {
+        if (!v.has_l4) return false;
+        const uint8_t* l4h = v.ip + v.m->l3_len;
+        const uint16_t sport = uint16_t(l4h[0] << 8 | l4h[1]), dport = uint16_t(l4h[2] << 8 | l4h[3]);
+        if (sport < r.sport_lo || sport > r.sport_hi || dport < r.dport_lo || dport > r.dport_hi) return false;
     }
-    out = {uint8_t(host >> 24), uint8_t(host >> 16), uint8_t(host >> 8), uint8_t(host)};
-    set = true;
+    return true;
 }
 
-void parse_port_param(const ParamValues& p, const char* name, bool& set, std::array<uint8_t, 2>& out) {
-    const int64_t v = p.get_int(name);
-    if (v == -1) return;
-    if (v < 0 || v > 65535)
-        p.fail(name, std::string("'") + name + "' must be a port 0-65535, or -1 to leave it");
-    out = {uint8_t(v >> 8), uint8_t(v)};
-    set = true;
+// ---- rules from parameters and files ---------------------------------------------------------
+
+// A field of a rule, `name` `text`; false with `why` when the value does not fit. `family`
+// collects the family of the addresses set (0 none yet).
+bool set_field(RewriteRule& r, int& family, const std::string& name, const std::string& text, std::string& why) {
+    if (name == "src_mac" || name == "dst_mac") {
+        auto& out = name == "src_mac" ? r.src_mac : r.dst_mac;
+        if (!parse_mac_address(text, out, why)) return false;
+        (name == "src_mac" ? r.set_src_mac : r.set_dst_mac) = true;
+        return true;
+    }
+    if (name == "src_ip" || name == "dst_ip") {
+        IpPrefix p;
+        if (text.find('/') != std::string::npos || !parse_ip_prefix(text, p, why)) {
+            why = "'" + text + "' is not an IPv4 or IPv6 address";
+            return false;
+        }
+        const int f = p.ipv6 ? 6 : 4;
+        if (family != 0 && family != f) {
+            why = "src_ip and dst_ip must be of one family (IPv4 or IPv6)";
+            return false;
+        }
+        family = f;
+        auto& out = name == "src_ip" ? r.src_ip : r.dst_ip;
+        if (p.ipv6) out = p.v6;
+        else out = {uint8_t(p.v4 >> 24), uint8_t(p.v4 >> 16), uint8_t(p.v4 >> 8), uint8_t(p.v4)};
+        (name == "src_ip" ? r.set_src_ip : r.set_dst_ip) = true;
+        return true;
+    }
+    if (name == "src_port" || name == "dst_port") {
+        uint64_t v = 0;
+        if (!parse_decimal(text, 65535, v)) {
+            why = "'" + name + "' must be a port 0-65535";
+            return false;
+        }
+        (name == "src_port" ? r.src_port : r.dst_port) = {uint8_t(v >> 8), uint8_t(v)};
+        (name == "src_port" ? r.set_src_port : r.set_dst_port) = true;
+        return true;
+    }
+    why = "unknown field '" + name + "' (known: src_mac, dst_mac, src_ip, dst_ip, src_port, dst_port)";
+    return false;
+}
+
+// The rule the parameters describe: it matches every packet; an address of the other family
+// than the packet's is counted, not matched.
+RewriteRule rule_from_params(const ParamValues& p, int& family) {
+    RewriteRule r;
+    for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip"}) {
+        const std::string& text = p.get_string(name);
+        std::string why;
+        if (!text.empty() && !set_field(r, family, name, text, why)) p.fail(name, std::string("'") + name + "': " + why);
+    }
+    for (const char* name : {"src_port", "dst_port"}) {
+        const int64_t v = p.get_int(name);
+        if (v == -1) continue;
+        std::string why;
+        if (v < 0 || v > 65535 || !set_field(r, family, name, std::to_string(v), why))
+            p.fail(name, std::string("'") + name + "' must be a port 0-65535, or -1 to leave it");
+    }
+    r.set_family = family;
+    return r;
+}
+
+void prefix_bytes(const IpPrefix& p, std::array<uint8_t, 16>& net, std::array<uint8_t, 16>& mask) {
+    std::array<uint8_t, 16> addr{};
+    if (p.ipv6) addr = p.v6;
+    else addr = {uint8_t(p.v4 >> 24), uint8_t(p.v4 >> 16), uint8_t(p.v4 >> 8), uint8_t(p.v4)};
+    for (size_t i = 0; i < 16; ++i) {
+        const int bits = std::clamp(int(p.length) - int(i) * 8, 0, 8);
+        mask[i] = uint8_t(0xff00 >> bits);
+        net[i] = addr[i] & mask[i];
+    }
+}
+
+RewriteRule rule_from_line(const RuleFile& file, const RuleLine& line) {
+    RewriteRule r;
+    r.line = line.number;
+    int family = 0;
+    auto want_family = [&](int f, const std::string& what) {
+        if (family != 0 && family != f)
+            file.fail(line, what + " is IPv" + std::to_string(f) + " but the rule is IPv" + std::to_string(family) +
+                                " already: a rule is of one family");
+        family = f;
+    };
+    const auto& w = line.words;
+    size_t i = 0;
+    for (; i < w.size() && w[i] != "set"; i += 2) {
+        if (i + 1 == w.size()) file.fail(line, "'" + w[i] + "' needs a value");
+        const std::string &key = w[i], &val = w[i + 1];
+        std::string why;
+        if (key == "src" || key == "dst") {
+            IpPrefix p;
+            if (!parse_ip_prefix(val, p, why)) file.fail(line, key + ": " + why);
+            want_family(p.ipv6 ? 6 : 4, key + " " + val);
+            prefix_bytes(p, key == "src" ? r.src_net : r.dst_net, key == "src" ? r.src_mask : r.dst_mask);
+            (key == "src" ? r.match_src : r.match_dst) = true;
+        } else if (key == "proto") {
+            if (val == "tcp") r.l4 = ptype::kL4Tcp;
+            else if (val == "udp") r.l4 = ptype::kL4Udp;
+            else if (val == "icmp") r.l4 = ptype::kL4Icmp;
+            else file.fail(line, "proto '" + val + "': known are tcp, udp, icmp");
+        } else if (key == "sport" || key == "dport") {
+            uint16_t lo = 0, hi = 0;
+            if (!parse_port_range(val, lo, hi, why)) file.fail(line, key + ": " + why);
+            (key == "sport" ? r.sport_lo : r.dport_lo) = lo;
+            (key == "sport" ? r.sport_hi : r.dport_hi) = hi;
+            r.match_ports = true;
+        } else {
+            file.fail(line, "unknown match '" + key + "' (known: src, dst, proto, sport, dport; then set FIELD VALUE ...)");
+        }
+    }
+    if (i == w.size()) file.fail(line, "no 'set': a rule is [match ...] set FIELD VALUE [FIELD VALUE ...]");
+    if (i + 1 == w.size()) file.fail(line, "'set' names no field");
+    int set_family = 0;
+    for (++i; i < w.size(); i += 2) {
+        if (i + 1 == w.size()) file.fail(line, "field '" + w[i] + "' needs a value");
+        std::string why;
+        if (!set_field(r, set_family, w[i], w[i + 1], why)) file.fail(line, w[i] + ": " + why);
+    }
+    if (set_family != 0) want_family(set_family, "the address set");
+    r.family = family;
+    r.set_family = set_family;
+    return r;
 }
 
 }  // namespace
 
 Rewrite::Rewrite(const ParamValues& params) : Stage(kKind) {
-    parse_mac_param(params, "src_mac", set_src_mac_, src_mac_);
-    parse_mac_param(params, "dst_mac", set_dst_mac_, dst_mac_);
-    parse_ip_param(params, "src_ip", set_src_ip_, src_ip_);
-    parse_ip_param(params, "dst_ip", set_dst_ip_, dst_ip_);
-    parse_port_param(params, "src_port", set_src_port_, src_port_);
-    parse_port_param(params, "dst_port", set_dst_port_, dst_port_);
+    int family = 0;
+    RewriteRule fields = rule_from_params(params, family);
+    const std::string& path = params.get_string("rules");
+    if (path.empty()) {
+        rules_.push_back(fields);  // family stays 0: it matches every packet
+    } else {
+        for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port"})
+            if (params.given(name) && params.text(name) != "" && params.text(name) != "-1")
+                params.fail(name, std::string("'") + name + "' and 'rules' both say what to write: put it in a rule");
+        const RuleFile file(path, params.where("rules"));
+        for (const RuleLine& line : file.lines()) rules_.push_back(rule_from_line(file, line));
+        from_file_ = true;
+    }
     not_ipv4_ = declare_event("not_ipv4");
+    not_ipv6_ = declare_event("not_ipv6");
     no_ports_ = declare_event("no_ports");
+    unmatched_ = declare_event("unmatched");
+}
+
+void Rewrite::apply(const RewriteRule& r, const PacketDesc& d) {
+    const View v = view_of(d);
+    if ((r.set_src_mac || r.set_dst_mac) && rte_pktmbuf_data_len(v.m) >= kEtherHeader) {
+        if (r.set_dst_mac) std::memcpy(v.frame, r.dst_mac.data(), 6);
+        if (r.set_src_mac) std::memcpy(v.frame + 6, r.src_mac.data(), 6);
+    }
+    const bool ips = r.set_src_ip || r.set_dst_ip;
+    const bool ports = r.set_src_port || r.set_dst_port;
+    if (!ips && !ports) return;
+
+    uint8_t* l4_sum = v.has_l4 ? v.ip + v.m->l3_len + (v.l4 == ptype::kL4Tcp ? kTcpChecksum : kUdpChecksum) : nullptr;
+    uint16_t l4_check = l4_sum != nullptr ? load16(l4_sum) : 0;
+    // A UDP checksum of 0 means "not computed": it stays so.
+    if (l4_sum != nullptr && v.l4 == ptype::kL4Udp && l4_check == 0) l4_sum = nullptr;
+    uint16_t unused = 0;
+    uint16_t& pseudo = l4_sum != nullptr ? l4_check : unused;
+
+    if (ips) {
+        // Which family the rule's addresses are: IPv6 ones are 16 bytes, set only on IPv6.
+        const bool six = r.set_family == 6;
+        if (!six && v.v4) {
+            uint16_t ip_check = load16(v.ip + kIpv4Checksum);
+            if (r.set_src_ip) replace(v.ip + kIpv4Source, r.src_ip.data(), 4, ip_check, l4_sum != nullptr ? &l4_check : nullptr);
+            if (r.set_dst_ip) replace(v.ip + kIpv4Destination, r.dst_ip.data(), 4, ip_check, l4_sum != nullptr ? &l4_check : nullptr);
+            store16(v.ip + kIpv4Checksum, ip_check);
+        } else if (six && v.v6) {
+            // IPv6 has no header checksum: only the L4 pseudo-header sum follows.
+            if (r.set_src_ip) replace(v.ip + kIpv6Source, r.src_ip.data(), 16, pseudo, nullptr);
+            if (r.set_dst_ip) replace(v.ip + kIpv6Destination, r.dst_ip.data(), 16, pseudo, nullptr);
+        } else {
+            count_event(six ? not_ipv6_ : not_ipv4_);
+        }
+    }
+    if (ports) {
+        if (v.has_l4) {
+            uint8_t* l4h = v.ip + v.m->l3_len;
+            if (r.set_src_port) replace(l4h, r.src_port.data(), 2, pseudo, nullptr);
+            if (r.set_dst_port) replace(l4h + 2, r.dst_port.data(), 2, pseudo, nullptr);
+        } else {
+            count_event(no_ports_);
+        }
+    }
+    if (l4_sum != nullptr) {
+        if (v.l4 == ptype::kL4Udp && l4_check == 0) l4_check = 0xffff;  // RFC 768
+        store16(l4_sum, l4_check);
+    }
 }
 
 void Rewrite::process(Burst& b) {
-    const bool macs = set_src_mac_ || set_dst_mac_;
-    const bool ips = set_src_ip_ || set_dst_ip_;
-    const bool ports = set_src_port_ || set_dst_port_;
     const uint16_t n = b.n;
     for (uint16_t i = 0; i < n; ++i) {
         if (i + 1 < n) {
@@ -97,65 +294,35 @@ void Rewrite::process(Burst& b) {
             rte_prefetch0(rte_pktmbuf_mtod(b.d[i + 1].mbuf, const void*));
         }
         const PacketDesc& d = b.d[i];
-        rte_mbuf* m = d.mbuf;
-        uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
-        if (macs && rte_pktmbuf_data_len(m) >= kEtherHeader) {
-            if (set_dst_mac_) std::memcpy(frame, dst_mac_.data(), 6);
-            if (set_src_mac_) std::memcpy(frame + 6, src_mac_.data(), 6);
+        if (!from_file_) {
+            apply(rules_.front(), d);
+            continue;
         }
-        if (!ips && !ports) continue;
-
-        const bool parsed = (d.type & ptype::kParsed) != 0 && m->l3_len != 0;
-        const uint8_t l3 = d.type & ptype::kL3Mask;
-        const uint8_t l4 = d.type & ptype::kL4Mask;
-        uint8_t* ip = frame + m->l2_len;
-        // A whole TCP/UDP header (parse sets l4_len only then; never for a non-first fragment).
-        const bool has_l4 = parsed && m->l4_len != 0 && (l4 == ptype::kL4Tcp || l4 == ptype::kL4Udp) &&
-                            (l3 == ptype::kL3Ipv4 || l3 == ptype::kL3Ipv6);
-        uint8_t* l4_sum = has_l4 ? ip + m->l3_len + (l4 == ptype::kL4Tcp ? kTcpChecksum : kUdpChecksum)
-                                 : nullptr;
-        uint16_t l4_check = l4_sum != nullptr ? load16(l4_sum) : 0;
-        // A UDP checksum of 0 means "not computed": it stays so.
-        if (l4_sum != nullptr && l4 == ptype::kL4Udp && l4_check == 0) l4_sum = nullptr;
-
-        if (ips) {
-            if (parsed && l3 == ptype::kL3Ipv4) {
-                uint16_t ip_check = load16(ip + kIpv4Checksum);
-                uint16_t* pseudo = l4_sum != nullptr ? &l4_check : nullptr;
-                if (set_src_ip_) replace(ip + kIpv4Source, src_ip_, ip_check, pseudo);
-                if (set_dst_ip_) replace(ip + kIpv4Destination, dst_ip_, ip_check, pseudo);
-                store16(ip + kIpv4Checksum, ip_check);
-            } else {
-                count_event(not_ipv4_);
+        const View v = view_of(d);
+        const RewriteRule* hit = nullptr;
+        for (const RewriteRule& r : rules_)
+            if (matches(r, v)) {
+                hit = &r;
+                break;
             }
-        }
-        if (ports) {
-            if (has_l4) {
-                uint8_t* l4h = ip + m->l3_len;
-                uint16_t unused = 0;
-                uint16_t& sum = l4_sum != nullptr ? l4_check : unused;
-                if (set_src_port_) replace(l4h, src_port_, sum, nullptr);
-                if (set_dst_port_) replace(l4h + 2, dst_port_, sum, nullptr);
-            } else {
-                count_event(no_ports_);
-            }
-        }
-        if (l4_sum != nullptr) {
-            if (l4 == ptype::kL4Udp && l4_check == 0) l4_check = 0xffff;  // RFC 768
-            store16(l4_sum, l4_check);
-        }
+        if (hit != nullptr) apply(*hit, d);
+        else count_event(unmatched_);
     }
 }
 
 TILEPIPE_STAGE(Rewrite, "rewrite",
-               "set MAC, IPv4 address and TCP/UDP port fields (NAT style), keeping "
-               "checksums valid (RFC 1624 incremental updates)",
+               "set MAC, IPv4/IPv6 address and TCP/UDP port fields, on every packet or by NAT-style "
+               "rules, keeping checksums valid (RFC 1624 incremental updates)",
                param<std::string>("src_mac", "", "Ethernet source to write (aa:bb:cc:dd:ee:ff); \"\" = keep"),
                param<std::string>("dst_mac", "", "Ethernet destination to write; \"\" = keep"),
                param<std::string>("src_ip", "",
-                                  "IPv4 source to write (IP and TCP/UDP checksums follow); \"\" = keep"),
-               param<std::string>("dst_ip", "", "IPv4 destination to write; \"\" = keep"),
+                                  "source address to write, IPv4 or IPv6, on packets of its family (IP and "
+                                  "TCP/UDP checksums follow); \"\" = keep"),
+               param<std::string>("dst_ip", "", "destination address to write, IPv4 or IPv6; \"\" = keep"),
                param<int64_t>("src_port", -1, "TCP/UDP source port to write (0-65535); -1 = keep"),
-               param<int64_t>("dst_port", -1, "TCP/UDP destination port to write; -1 = keep"));
+               param<int64_t>("dst_port", -1, "TCP/UDP destination port to write; -1 = keep"),
+               param<std::string>("rules", "",
+                                  "rules file: per line [src P] [dst P] [proto tcp|udp|icmp] [sport R] [dport R] "
+                                  "set FIELD VALUE ...; the first match rewrites; \"\" = the fields above, on every packet"));
 
 }  // namespace tp

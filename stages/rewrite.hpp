@@ -1,37 +1,57 @@
-// Rewrite (`rewrite`): sets MAC addresses, IPv4 addresses and TCP/UDP ports, NAT style, keeping
-// every checksum valid.
+// Rewrite (`rewrite`): sets MAC addresses, IPv4 or IPv6 addresses and TCP/UDP ports, NAT
+// style, for every packet or by rules, keeping every checksum valid.
 //
 // Synopsis
 //   - { stage: rewrite, dst_mac: "02:00:00:00:00:01", src_ip: 192.0.2.1, src_port: 40000 }
+//   - { stage: rewrite, rules: conf/data/nat.rules }
 //
 // Parameters (any subset; one left empty, or -1 for a port, is not touched)
 //   src_mac, dst_mac    Ethernet source / destination, aa:bb:cc:dd:ee:ff     default ""
-//   src_ip, dst_ip      IPv4 source / destination, dotted quad                default ""
+//   src_ip, dst_ip      source / destination address, IPv4 or IPv6; set on    default ""
+//                       packets of that family only
 //   src_port, dst_port  TCP or UDP source / destination port, 0-65535         default -1
+//   rules               a rules file (below) instead of the fields above      default ""
+//
+// Rules file: one rule per line, `#` comments; match words, then `set` and the fields to write
+// (the parameters' names and values). The first rule whose match holds rewrites the packet;
+// a packet no rule matches passes unchanged (event `unmatched`). Rules are tried in order, so
+// they suit NAT tables of tens of rules, not thousands.
+//
+//   # match                              set
+//   src 10.0.0.0/8 proto tcp             set src_ip 192.0.2.1 src_port 40000
+//   dst 192.0.2.1 dport 8080             set dst_ip 10.0.0.5 dst_port 80
+//   src 2001:db8:1::/48                  set src_ip 2001:db8:ffff::1
+//   set dst_mac 02:00:00:00:00:02        # the rest: only the next hop's MAC
+//
+// Match words: `src PREFIX`, `dst PREFIX` (IPv4 or IPv6, a bare address is a host), `proto
+// tcp|udp|icmp`, `sport RANGE`, `dport RANGE` (N or LOW-HIGH; only TCP/UDP packets match them).
+// A rule is of one address family at most: its prefixes and addresses must agree, and it
+// matches only packets of that family. Mistakes are `file:line: message` before traffic.
 //
 // Which packets change (after `parse`, whose offsets and type bits it reads):
 //   - MACs: every frame holding a whole Ethernet header, IP or not.
-//   - IPv4 addresses: packets with a whole IPv4 header. The header checksum is updated, and so
-//     is the TCP or UDP checksum when parse found that header whole (the pseudo-header holds the
-//     addresses); a non-first fragment has no L4 header, a first fragment's L4 checksum is
-//     updated. IPv6 packets keep their addresses.
+//   - Addresses: packets with a whole header of the address's family. The IPv4 header checksum
+//     is updated, and so is the TCP or UDP checksum when parse found that header whole (the
+//     pseudo-header holds the addresses, IPv4 and IPv6 alike); a non-first fragment has no L4
+//     header, a first fragment's L4 checksum is updated.
 //   - Ports: packets (IPv4 or IPv6) where parse found a whole TCP or UDP header, fragments after
 //     the first excepted; the L4 checksum is updated. SCTP (CRC-32c) is not rewritten.
 // Checksums are updated incrementally (RFC 1624, checksum_adjust below) rather than recomputed:
 // that costs a few additions per field, reads nothing beyond the headers (a frame cut short by a
 // snapshot stays safe), and keeps a checksum exactly as valid as it was: a valid one stays
-// valid, as rte_ipv4_cksum / rte_ipv4_udptcp_cksum would compute it. A UDP checksum of 0 over
-// IPv4 (and in IPv6 tunnels, RFC 6935) means "none" and stays 0; an updated UDP checksum that
-// comes out 0 is written 0xffff.
+// valid, as rte_ipv4_cksum / rte_ipv4_udptcp_cksum / rte_ipv6_udptcp_cksum would compute it.
+// A UDP checksum of 0 over IPv4 (and in IPv6 tunnels, RFC 6935) means "none" and stays 0; an
+// updated UDP checksum that comes out 0 is written 0xffff.
 // Nothing else in the packet changes; descriptors pass unchanged.
 //
-// Events (counted, the packet still passes): `not_ipv4` (an address was to be set but the
-// packet has no whole IPv4 header), `no_ports` (a port was to be set but the packet has no
-// whole TCP/UDP header).
+// Events (counted, the packet still passes): `not_ipv4` / `not_ipv6` (an address of that family
+// was to be set but the packet has no whole header of it), `no_ports` (a port was to be set but
+// the packet has no whole TCP/UDP header), `unmatched` (rules given, none matched).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
@@ -48,6 +68,30 @@ inline uint16_t checksum_adjust(uint16_t sum, uint16_t old_word, uint16_t new_wo
     return static_cast<uint16_t>(~s);
 }
 
+// One rewrite: what to match (nothing = every packet) and which fields to write. Values are
+// in packet byte order.
+struct RewriteRule {
+    int line = 0;     // in the rules file; 0 for the parameters
+    int family = 0;       // packets it matches: 0 any, 4, 6 (a rules-file rule takes the
+                          // family of its prefixes and addresses)
+    int set_family = 0;   // family of the addresses it sets: 0 none, 4, 6
+    // Match.
+    bool match_src = false, match_dst = false;
+    std::array<uint8_t, 16> src_net{}, src_mask{}, dst_net{}, dst_mask{};  // first 4 bytes for IPv4
+    uint8_t l4 = 0;  // a ptype::kL4* value to match, 0 = any
+    bool match_ports = false;
+    uint16_t sport_lo = 0, sport_hi = 65535, dport_lo = 0, dport_hi = 65535;
+    // Set.
+    bool set_src_mac = false, set_dst_mac = false;
+    bool set_src_ip = false, set_dst_ip = false;
+    bool set_src_port = false, set_dst_port = false;
+    std::array<uint8_t, 6> src_mac{}, dst_mac{};
+    std::array<uint8_t, 16> src_ip{}, dst_ip{};  // first 4 bytes for IPv4
+    std::array<uint8_t, 2> src_port{}, dst_port{};
+
+    bool matches_all() const { return family == 0 && !match_src && !match_dst && l4 == 0 && !match_ports; }
+};
+
 class Rewrite final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
@@ -56,17 +100,18 @@ public:
     explicit Rewrite(const ParamValues& params);
     void process(Burst& b) override;
 
+    const std::vector<RewriteRule>& rules() const { return rules_; }
+
 private:
-    // Values in packet byte order; `set_*` says which to write.
-    bool set_src_mac_ = false, set_dst_mac_ = false;
-    bool set_src_ip_ = false, set_dst_ip_ = false;
-    bool set_src_port_ = false, set_dst_port_ = false;
-    std::array<uint8_t, 6> src_mac_{}, dst_mac_{};
-    std::array<uint8_t, 4> src_ip_{}, dst_ip_{};
-    std::array<uint8_t, 2> src_port_{}, dst_port_{};
+    void apply(const RewriteRule& r, const PacketDesc& d);
+
+    std::vector<RewriteRule> rules_;
+    bool from_file_ = false;
 
     uint16_t not_ipv4_;
+    uint16_t not_ipv6_;
     uint16_t no_ports_;
+    uint16_t unmatched_;
 };
 
 }  // namespace tp

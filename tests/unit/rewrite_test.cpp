@@ -1,7 +1,8 @@
 // rewrite: what a user relies on — the fields asked for are set, the IPv4 header checksum and
 // the TCP/UDP checksum are what DPDK's rte_ipv4_cksum / rte_ipv4_udptcp_cksum would compute
-// afterwards, and packets that lack a field (non-IP, IPv6 for addresses, ICMP for ports) keep
-// everything but their MAC addresses.
+// afterwards (rte_ipv6_udptcp_cksum for IPv6), packets that lack a field (non-IP, the other
+// family for an address, ICMP for ports) keep everything but their MAC addresses, and a rules
+// file rewrites each packet by its first matching rule.
 
 // rte_ipv4_udptcp_cksum_verify and its IPv6 twin are still experimental in DPDK 22.11.
 #ifndef ALLOW_EXPERIMENTAL_API
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -225,8 +227,8 @@ TEST(RewriteParameters, BadValuesAreRefusedAtTheirParameter) {
         {{{"src_mac", "02:00:00:00:00"}}, "'src_mac': '02:00:00:00:00' is not a MAC address (expected six hex bytes, aa:bb:cc:dd:ee:ff)"},
         {{{"dst_mac", "02:00:00:00:00:0g"}}, "'dst_mac': '02:00:00:00:00:0g' is not a MAC address (expected six hex bytes, aa:bb:cc:dd:ee:ff)"},
         {{{"dst_mac", "02:00-00:00:00:01"}}, "'dst_mac': '02:00-00:00:00:01' is not a MAC address (expected six hex bytes, aa:bb:cc:dd:ee:ff)"},
-        {{{"src_ip", "10.0.0.256"}}, "'src_ip': '10.0.0.256' is not an IPv4 address"},
-        {{{"dst_ip", "2001:db8::1"}}, "'dst_ip': only IPv4 addresses can be set, got '2001:db8::1'"},
+        {{{"src_ip", "10.0.0.256"}}, "'src_ip': '10.0.0.256' is not an IPv4 or IPv6 address"},
+        {{{"dst_ip", "2001:db8::/32"}}, "'dst_ip': '2001:db8::/32' is not an IPv4 or IPv6 address"},
         {{{"src_port", "65536"}}, "'src_port' must be a port 0-65535, or -1 to leave it"},
         {{{"dst_port", "-2"}}, "'dst_port' must be a port 0-65535, or -1 to leave it"},
     };
@@ -240,6 +242,12 @@ TEST(RewriteParameters, BadValuesAreRefusedAtTheirParameter) {
     }
     const ParamValues dashes = params_for("rewrite", {{"dst_mac", "02-00-00-00-00-01"}});
     EXPECT_NO_THROW(Rewrite{dashes});
+    try {
+        Rewrite r(params_for("rewrite", {{"src_ip", "10.0.0.1"}, {"dst_ip", "2001:db8::1"}}));
+        ADD_FAILURE() << "mixed families accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()), "app.yaml:3:5: 'dst_ip': src_ip and dst_ip must be of one family (IPv4 or IPv6)");
+    }
 }
 
 // ---- fields and checksums --------------------------------------------------------------------
@@ -330,6 +338,107 @@ TEST_F(RewriteTest, Ipv6PortsAreRewrittenWithAValidChecksumButIpv6AddressesAreNo
                   0);
         EXPECT_EQ(event("not_ipv4"), 1u);
     }
+}
+
+TEST_F(RewriteTest, Ipv6AddressesAreSetWithAValidL4ChecksumAndLeaveIpv4Alone) {
+    for (const uint8_t proto : {kTcp, kUdp}) {
+        const Bytes in = ipv6(proto, 5000, 6000);
+        const Bytes out = rewritten({{"src_ip", "2001:db8:ffff::7"}, {"dst_ip", "fd00::1"}, {"src_port", "7000"}}, in);
+        EXPECT_EQ(slice(out, kEth + 8, 16), address_bytes("2001:db8:ffff::7"));
+        EXPECT_EQ(slice(out, kEth + 24, 16), address_bytes("fd00::1"));
+        EXPECT_EQ(slice(out, kEth, 8), slice(in, kEth, 8)) << "the rest of the IPv6 header is untouched";
+        EXPECT_EQ(be16_at(out, kEth + 40), 7000);
+        EXPECT_EQ(rte_ipv6_udptcp_cksum_verify(reinterpret_cast<const rte_ipv6_hdr*>(out.data() + kEth),
+                                               out.data() + kEth + 40),
+                  0);
+        EXPECT_EQ(event("not_ipv6"), 0u);
+    }
+    const Bytes v4 = ipv4({});
+    const Bytes out = rewritten({{"src_ip", "2001:db8:ffff::7"}}, v4);
+    EXPECT_EQ(out, v4);
+    EXPECT_EQ(event("not_ipv6"), 1u);
+}
+
+// A rules file in the temporary directory.
+std::string rules_file(const std::string& text) {
+    static int serial = 0;
+    const std::string path = (fs::temp_directory_path() / ("tp-rewrite-" + std::to_string(getpid()) + "-" +
+                                                            std::to_string(serial++) + ".rules")).string();
+    std::ofstream(path) << text;
+    return path;
+}
+
+TEST_F(RewriteTest, TheFirstMatchingRuleRewritesAndUnmatchedPacketsPassUnchanged) {
+    const std::string path = rules_file(
+        "# SNAT the inside, DNAT a published port, then only the next hop's MAC for IPv4\n"
+        "src 10.0.0.0/8 proto tcp             set src_ip 192.0.2.1 src_port 40000\n"
+        "dst 192.0.2.1 dport 8080-8081        set dst_ip 10.0.0.5 dst_port 80\n"
+        "src 2001:db8:1::/48                  set src_ip 2001:db8:ffff::1\n"
+        "src 0.0.0.0/0                        set dst_mac 02:00:00:00:00:02\n");
+    auto through_rules = [&](const Bytes& frame) { return rewritten({{"rules", path}}, frame); };
+
+    Bytes out = through_rules(ipv4({.src = "10.1.2.3", .dst = "198.51.100.2", .proto = kTcp, .sport = 1111}));
+    EXPECT_EQ(slice(out, kEth + 12, 4), address_bytes("192.0.2.1"));
+    EXPECT_EQ(be16_at(out, kEth + 20), 40000);
+    EXPECT_EQ(slice(out, 0, 6), kMacB) << "only the first matching rule applies";
+    EXPECT_TRUE(ipv4_header_valid(out));
+    EXPECT_TRUE(ipv4_l4_valid(out));
+
+    // UDP from the inside: not rule 1 (tcp), not rule 2 (dst), so rule 4.
+    out = through_rules(ipv4({.src = "10.1.2.3", .proto = kUdp}));
+    EXPECT_EQ(slice(out, kEth + 12, 4), address_bytes("10.1.2.3"));
+    EXPECT_EQ(slice(out, 0, 6), (Bytes{2, 0, 0, 0, 0, 2}));
+
+    out = through_rules(ipv4({.src = "203.0.113.9", .dst = "192.0.2.1", .proto = kUdp, .dport = 8081}));
+    EXPECT_EQ(slice(out, kEth + 16, 4), address_bytes("10.0.0.5"));
+    EXPECT_EQ(be16_at(out, kEth + 22), 80);
+    EXPECT_TRUE(ipv4_header_valid(out));
+    EXPECT_TRUE(ipv4_l4_valid(out));
+    out = through_rules(ipv4({.src = "203.0.113.9", .dst = "192.0.2.1", .proto = kUdp, .dport = 8082}));
+    EXPECT_EQ(slice(out, kEth + 16, 4), address_bytes("192.0.2.1")) << "8082 is outside the range";
+
+    // IPv6 matches only the IPv6 rule; an IPv6 source outside it matches nothing.
+    const Bytes v6 = ipv6(kTcp, 5000, 6000);  // from 2001:db8::1
+    out = through_rules(v6);
+    EXPECT_EQ(out, v6);
+    EXPECT_EQ(event("unmatched"), 1u);
+    EXPECT_EQ(through_rules(arp()), arp());
+    EXPECT_EQ(event("unmatched"), 1u);
+    fs::remove(path);
+}
+
+TEST(RewriteParameters, RuleFileMistakesAreLocatedAtTheirLine) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"src 10.0.0.0/8\n", "no 'set': a rule is [match ...] set FIELD VALUE [FIELD VALUE ...]"},
+        {"set\n", "'set' names no field"},
+        {"src 10.0.0.1/8 set src_ip 1.2.3.4\n", "src: "},
+        {"src 10.0.0.0/8 set src_ip 2001:db8::1\n", "is IPv6 but the rule is IPv4 already: a rule is of one family"},
+        {"proto gre set src_port 1\n", "proto 'gre': known are tcp, udp, icmp"},
+        {"dport 9-8 set src_port 1\n", "dport: "},
+        {"port 80 set src_port 1\n", "unknown match 'port'"},
+        {"set ttl 3\n", "unknown field 'ttl'"},
+        {"set src_port 70000\n", "'src_port' must be a port 0-65535"},
+        {"set src_mac\n", "field 'src_mac' needs a value"},
+    };
+    for (const auto& [text, message] : cases) {
+        const std::string path = rules_file("# a comment line first\n" + text);
+        try {
+            Rewrite r(params_for("rewrite", {{"rules", path}}));
+            ADD_FAILURE() << text << " accepted";
+        } catch (const LocatedError& e) {
+            EXPECT_EQ(std::string(e.what()).rfind(path + ":2: ", 0), 0u) << e.what();
+            EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+        }
+        fs::remove(path);
+    }
+    const std::string path = rules_file("set src_port 1\n");
+    try {
+        Rewrite r(params_for("rewrite", {{"rules", path}, {"dst_port", "2"}}));
+        ADD_FAILURE() << "rules and fields accepted together";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()), "app.yaml:3:5: 'dst_port' and 'rules' both say what to write: put it in a rule");
+    }
+    fs::remove(path);
 }
 
 TEST_F(RewriteTest, NonIpPacketsKeepEverythingButTheirMacs) {
@@ -500,6 +609,16 @@ TEST_F(RewriteTest, EveryReadableSharedCaptureRunsThroughWithoutReadingPastAFram
     EXPECT_EQ(rewrite_->stats().drops.get(), 0u);
     EXPECT_GT(event("not_ipv4"), 0u);
     EXPECT_GT(event("no_ports"), 0u);
+
+    // Rules read addresses and ports to match them: only where parse found them whole.
+    const std::string path = rules_file(
+        "src 10.0.0.0/8 proto tcp dport 1-1023   set src_ip 192.0.2.1 src_port 40000\n"
+        "dst 2001:db8::/32 sport 53              set dst_ip 2001:db8::53 dst_port 5353\n"
+        "proto icmp                              set dst_mac 02:00:00:00:00:02\n");
+    rewrite_ = std::make_unique<Rewrite>(params_for("rewrite", {{"rules", path}}));
+    EXPECT_EQ(run_every_shared_capture(parse_, *rewrite_, test_pool().get()), packets);
+    EXPECT_GT(event("unmatched"), 0u);
+    fs::remove(path);
 }
 
 }  // namespace
