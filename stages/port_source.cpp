@@ -106,6 +106,9 @@ SourceStatus PortSource::produce(Burst& b) {
         if (last_rx_tsc_ == 0) last_rx_tsc_ = now;  // the silence counts from the first poll
         return now - last_rx_tsc_ >= idle_cycles_ ? SourceStatus::Done : SourceStatus::Idle;
     }
+    // The PMD allocated these from the app pool inside DPDK, unseen by ThreadSanitizer: pair
+    // with the release of whoever freed them last (no code without TSan).
+    tsan_acquire(const_cast<rte_mempool*>(pool_));
     for (uint16_t i = 0; i < n; ++i) {
         const rte_mbuf* mb = m[i];
         const uint32_t hash = (mb->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ? mb->hash.rss : 0;

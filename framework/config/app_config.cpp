@@ -70,15 +70,19 @@ public:
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads)");
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse)");
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
             if (k == "threads") {
                 app.threads = scalar(it->second, "runtime.threads");
                 if (app.threads != "auto" && app.threads != "per_tile")
                     fail(it->second, "runtime.threads must be auto or per_tile, got '" + app.threads + "'");
+            } else if (k == "fuse") {
+                app.fuse = scalar(it->second, "runtime.fuse");
+                if (app.fuse != "auto" && app.fuse != "always" && app.fuse != "never")
+                    fail(it->second, "runtime.fuse must be auto, always or never, got '" + app.fuse + "'");
             } else {
-                fail(it->first, "unknown key 'runtime." + k + "' (known: threads)");
+                fail(it->first, "unknown key 'runtime." + k + "' (known: threads, fuse)");
             }
         }
     }

@@ -4,7 +4,7 @@
 //   transport: ring             # default transport of every link (optional)
 //   queue: 1024                 # default link capacity in descriptors (optional)
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
-//   runtime: { threads: auto }  # auto | per_tile
+//   runtime: { threads: auto, fuse: auto }  # threads: auto | per_tile; fuse: auto | always | never
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
 //   pipeline:
@@ -96,6 +96,8 @@ struct AppConfig {
     uint32_t queue = 1024;
     PoolConfig pool;
     std::string threads = "auto";        // auto | per_tile
+    std::string fuse = "auto";           // auto (fold farm emitters/collectors into their
+                                         // neighbours when tiles outnumber CPUs) | always | never
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact

@@ -33,11 +33,12 @@ class Builder {
 public:
     explicit Builder(const AppConfig& app) : app_(app) {}
 
-    AppGraph build() {
-        for (const PipelineElement& el : app_.elements) {
-            if (el.node >= 0) stage_node(static_cast<size_t>(el.node));
-            else if (app_.patterns[static_cast<size_t>(el.pattern)].map) map(static_cast<size_t>(el.pattern));
-            else farm(app_.patterns[static_cast<size_t>(el.pattern)]);
+    AppGraph build(bool fuse) {
+        const auto& el = app_.elements;
+        for (size_t k = 0; k < el.size(); ++k) {
+            if (el[k].node >= 0) stage_node(static_cast<size_t>(el[k].node));
+            else if (app_.patterns[static_cast<size_t>(el[k].pattern)].map) map(static_cast<size_t>(el[k].pattern));
+            else farm(app_.patterns[static_cast<size_t>(el[k].pattern)], fuse, fuse && k + 1 < el.size() && el[k + 1].node >= 0);
         }
         return std::move(g_);
     }
@@ -95,19 +96,37 @@ private:
     void stage_node(size_t i) {
         const NodeConfig& nc = app_.pipeline[i];
         double pass = 1.0;
-        const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)));
+        const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + folded_load_);
+        g_.nodes[n].reorder = folded_reorder_;  // a folded ordered collector's window
+        folded_load_ = 0;
+        folded_reorder_ = false;
         flow_ *= pass;
         feed(n, nc.transport, nc.queue, 1.0);
         tails_ = {n};
     }
 
-    void farm(const PatternConfig& f) {
+    // The single plain node the pipeline ends in so far, which can take over an emitter's work.
+    bool emitter_can_fold() const {
+        return tails_.size() == 1 && g_.nodes[tails_.front()].role == NodeRole::Stages &&
+               g_.nodes[tails_.front()].dispatch == Dispatch::Single && !g_.nodes[tails_.front()].stamp_sequence;
+    }
+
+    // `fold_emitter`: the node before the farm dispatches (and numbers, for ordered collection)
+    // instead of an emitter tile; `fold_collector`: the stage node after it reads the workers
+    // (and restores their order) instead of a collector tile. Each saves a hop per packet where
+    // the two would share a CPU anyway.
+    void farm(const PatternConfig& f, bool fold_emitter, bool fold_collector) {
         const bool ordered = f.collect == "ordered";
         const Dispatch d = dispatch_policy(f.dispatch);
         // No dispatcher when the farm opens the pipeline: each worker's source reads its own queue.
         const bool sourced = tails_.empty();
         size_t dispatcher = 0;
-        if (f.emitter) {
+        if (f.emitter && fold_emitter && emitter_can_fold()) {
+            dispatcher = tails_.front();
+            g_.nodes[dispatcher].dispatch = d;
+            g_.nodes[dispatcher].stamp_sequence = ordered;
+            g_.nodes[dispatcher].load += flow_ * kHop;
+        } else if (f.emitter) {
             dispatcher = add(stages_node(f.name + ".emitter", {}, f.where, d, ordered), flow_ * kHop);
             feed(dispatcher, f.transport, f.queue, 1.0);
         } else if (!sourced) {
@@ -156,6 +175,12 @@ private:
             tails_ = lasts;
             return;
         }
+        if (fold_collector) {
+            tails_ = lasts;
+            folded_load_ = flow_ * (first_hop + (ordered ? kReorder : 0.0));
+            folded_reorder_ = ordered;
+            return;
+        }
         const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
                              flow_ * (first_hop + (ordered ? kReorder : 0.0)));  // as many bursts as the workers get
         for (size_t l : lasts) link(l, c, f.transport, f.queue, share);
@@ -202,10 +227,12 @@ private:
     AppGraph g_;
     std::vector<size_t> tails_;
     double flow_ = 1.0;  // estimated share of the app's packets leaving the tails
+    double folded_load_ = 0;       // a collector folded into the next stage node: its load
+    bool folded_reorder_ = false;  // ... and whether it restores order
 };
 
 }  // namespace
 
-AppGraph build_graph(const AppConfig& app) { return Builder(app).build(); }
+AppGraph build_graph(const AppConfig& app, bool fuse) { return Builder(app).build(fuse); }
 
 }  // namespace tp

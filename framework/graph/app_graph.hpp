@@ -3,7 +3,8 @@
 //
 // A stage node of the config becomes one graph node. A farm becomes an emitter (unless the
 // upstream node dispatches itself, or the farm opens the pipeline and each worker's source
-// reads its own queue), W worker nodes (or W pipelines of nodes) and a collector
+// reads its own queue, or the emitter is folded into the node before it), W worker nodes (or
+// W pipelines of nodes) and a collector (unless folded into the stage node after it)
 // (unless the next node reads the workers directly). A map becomes an emitter, W workers
 // linked by the multicast (linear or tree) over word channels, and a collector. A node's
 // output channels are its edges in order; its dispatch policy picks among them.
@@ -64,6 +65,8 @@ struct AppGraph {
     std::vector<size_t> outputs_of(size_t node) const;  // edge indices, in order
 };
 
-AppGraph build_graph(const AppConfig& app);
+// `fuse`: fold each farm's emitter into the single plain node before it and its collector into
+// the stage node after it, where there are such nodes (for apps with more tiles than CPUs).
+AppGraph build_graph(const AppConfig& app, bool fuse = false);
 
 }  // namespace tp

@@ -7,11 +7,14 @@
 namespace tp {
 
 AppPlan plan_app(const AppConfig& app) {
+    const std::vector<int> cpus = allowed_cpus();
     AppGraph graph = build_graph(app);
+    // More tiles than CPUs: emitters and collectors would share a CPU with their neighbours
+    // anyway, so the neighbours do their work and a hop per packet is saved.
+    if (app.fuse == "always" || (app.fuse == "auto" && graph.nodes.size() > cpus.size())) graph = build_graph(app, true);
     const size_t n = graph.nodes.size();
     std::vector<double> load;
     for (const GraphNode& g : graph.nodes) load.push_back(g.load);
-    const std::vector<int> cpus = allowed_cpus();
     PlacementRequest req;
     req.nodes = n;
     req.policy = placement_policy(app.placement);

@@ -117,7 +117,7 @@ TEST(AppRunner, ReportJsonCarriesTheDocumentedFields) {
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     // A farm: the emitter and collector run no stage, yet their tiles work.
     const RunReport r = run_yaml(
-        "pipeline:\n  - stage: synth\n    count: 200000\n  - farm:\n      workers: 2\n"
+        "runtime: { fuse: never }\npipeline:\n  - stage: synth\n    count: 200000\n  - farm:\n      workers: 2\n"
         "      worker: [pass]\n  - drop\n");
     const nlohmann::json j = to_json(r);
     ASSERT_EQ(j["tiles"].size(), 6u);  // synth, emitter, 2 workers, collector, drop

@@ -202,5 +202,59 @@ pipeline:
     EXPECT_LT(load("drop"), load("parse_3") * 2);
 }
 
+TEST(Placement, FusionFoldsEmittersAndCollectorsIntoTheirNeighbours) {
+    const AppConfig app = parse_app_config(R"(
+pipeline:
+  - synth
+  - parse
+  - farm:
+      name: a
+      workers: 2
+      dispatch: flow_hash
+      collect: ordered
+      worker: [pass]
+  - farm:
+      name: b
+      workers: 2
+      worker: [pass]
+  - map:
+      name: m
+      workers: 2
+      worker: [pass]
+  - drop
+)", "fuse.yaml");
+    auto names = [](const AppGraph& g) {
+        std::vector<std::string> v;
+        for (const GraphNode& n : g.nodes) v.push_back(n.name);
+        return v;
+    };
+    auto node = [](const AppGraph& g, const std::string& name) -> const GraphNode& {
+        for (const GraphNode& n : g.nodes)
+            if (n.name == name) return n;
+        throw std::runtime_error("no node " + name);
+    };
+    const AppGraph apart = build_graph(app, false);
+    EXPECT_EQ(names(apart), (std::vector<std::string>{"synth", "parse", "a.emitter", "a.0", "a.1", "a.collector", "b.emitter",
+                                                      "b.0", "b.1", "b.collector", "m.emitter", "m.0", "m.1", "m.collector",
+                                                      "drop"}));
+    const AppGraph fused = build_graph(app, true);
+    // parse dispatches and numbers for a; a's collector (a farm follows) dispatches for b; b's
+    // collector stays (a map follows, and the map keeps its own emitter and collector).
+    EXPECT_EQ(names(fused), (std::vector<std::string>{"synth", "parse", "a.0", "a.1", "a.collector", "b.0", "b.1",
+                                                      "b.collector", "m.emitter", "m.0", "m.1", "m.collector", "drop"}));
+    EXPECT_EQ(node(fused, "parse").dispatch, Dispatch::FlowHash);
+    EXPECT_TRUE(node(fused, "parse").stamp_sequence);
+    EXPECT_TRUE(node(fused, "a.collector").reorder);
+    EXPECT_EQ(node(fused, "a.collector").dispatch, Dispatch::RoundRobin);
+    EXPECT_EQ(fused.outputs_of(1).size(), 2u);  // parse -> a.0, a.1
+    // The collector of a farm followed by a stage node folds into it, order window included.
+    const AppConfig tail = parse_app_config(
+        "pipeline:\n  - synth\n  - farm:\n      workers: 3\n      collect: ordered\n      worker: [pass]\n  - drop\n", "t.yaml");
+    const AppGraph t = build_graph(tail, true);
+    EXPECT_EQ(names(t), (std::vector<std::string>{"synth", "farm.0", "farm.1", "farm.2", "drop"}));
+    EXPECT_TRUE(node(t, "drop").reorder);
+    EXPECT_EQ(t.inputs_of(4).size(), 3u);
+}
+
 }  // namespace
 }  // namespace tp
