@@ -21,6 +21,7 @@ constexpr uint32_t kIpv6Source = 8;     // offsets in the IPv6 header
 constexpr uint32_t kIpv6Destination = 24;
 constexpr uint32_t kTcpChecksum = 16;   // offsets in the L4 header
 constexpr uint32_t kUdpChecksum = 6;
+constexpr uint32_t kIcmpChecksum = 2;
 
 // Headers sit at any alignment; memcpy keeps the loads legal and the compiler fuses them.
 inline uint16_t load16(const uint8_t* p) {
@@ -49,6 +50,7 @@ struct View {
     uint8_t* ip;
     bool v4, v6;   // a whole header of that family
     bool has_l4;   // a whole TCP/UDP header (parse sets l4_len only then; never for a later fragment)
+    bool icmp6;    // a whole ICMPv6 header: its checksum covers the IPv6 addresses too
     uint8_t l4;
 };
 
@@ -63,6 +65,7 @@ View view_of(const PacketDesc& d) {
     v.v4 = parsed && l3 == ptype::kL3Ipv4;
     v.v6 = parsed && l3 == ptype::kL3Ipv6;
     v.has_l4 = (v.v4 || v.v6) && v.m->l4_len != 0 && (v.l4 == ptype::kL4Tcp || v.l4 == ptype::kL4Udp);
+    v.icmp6 = v.v6 && v.m->l4_len != 0 && v.l4 == ptype::kL4Icmp;
     return v;
 }
 
@@ -248,7 +251,9 @@ void Rewrite::apply(const RewriteRule& r, const PacketDesc& d) {
     const bool ports = r.set_src_port || r.set_dst_port;
     if (!ips && !ports) return;
 
-    uint8_t* l4_sum = v.has_l4 ? v.ip + v.m->l3_len + (v.l4 == ptype::kL4Tcp ? kTcpChecksum : kUdpChecksum) : nullptr;
+    uint8_t* l4_sum = v.has_l4  ? v.ip + v.m->l3_len + (v.l4 == ptype::kL4Tcp ? kTcpChecksum : kUdpChecksum)
+                      : v.icmp6 ? v.ip + v.m->l3_len + kIcmpChecksum
+                                : nullptr;
     uint16_t l4_check = l4_sum != nullptr ? load16(l4_sum) : 0;
     // A UDP checksum of 0 means "not computed": it stays so.
     if (l4_sum != nullptr && v.l4 == ptype::kL4Udp && l4_check == 0) l4_sum = nullptr;

@@ -32,8 +32,10 @@
 //   - MACs: every frame holding a whole Ethernet header, IP or not.
 //   - Addresses: packets with a whole header of the address's family. The IPv4 header checksum
 //     is updated, and so is the TCP or UDP checksum when parse found that header whole (the
-//     pseudo-header holds the addresses, IPv4 and IPv6 alike); a non-first fragment has no L4
-//     header, a first fragment's L4 checksum is updated.
+//     pseudo-header holds the addresses, IPv4 and IPv6 alike), and an ICMPv6 checksum (which
+//     covers them too); a non-first fragment has no L4 header, a first fragment's L4 checksum
+//     is updated. Not handled: an IPv6 routing header, whose final destination (not the header's
+//     dst) is in the pseudo-header, so a dst_ip rewrite leaves such a checksum wrong.
 //   - Ports: packets (IPv4 or IPv6) where parse found a whole TCP or UDP header, fragments after
 //     the first excepted; the L4 checksum is updated. SCTP (CRC-32c) is not rewritten.
 // Checksums are updated incrementally (RFC 1624, checksum_adjust below) rather than recomputed:

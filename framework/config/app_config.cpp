@@ -249,17 +249,25 @@ bool source_farm_ok(const AppConfig& app, const PatternConfig& f) {
     return true;
 }
 
-// Worker w of a farm that opens the pipeline reads queue w: `queue` is the runner's to set, and
-// `queues` must reach every worker. Checked on every finalize, so `--set` cannot break it.
-void check_source_farm_params(const AppConfig& app) {
-    if (app.elements.empty() || app.elements.front().pattern < 0) return;
-    const PatternConfig& f = app.patterns[static_cast<size_t>(app.elements.front().pattern)];
-    const NodeConfig& src = app.pipeline[f.first];
-    if (src.params.given("rx_queue"))
-        throw LocatedError(src.params.where("rx_queue"), "worker w of farm '" + f.name + "' reads RX queue w: drop 'rx_queue'");
-    if (src.params.given("queues") && src.params.get_uint("queues") < f.workers)
-        throw LocatedError(src.params.where("queues"), "'queues' must give each of the " + std::to_string(f.workers) +
-                                                           " workers of farm '" + f.name + "' a queue");
+// Worker w of a farm reads RX queue w with a port source and sends on TX queue w with a port
+// sink: `rx_queue` / `tx_queue` are the runner's to set there, and `queues` must reach every
+// worker. Checked on every finalize, so `--set` cannot break it.
+void check_farm_queue_params(const AppConfig& app) {
+    for (const PatternConfig& f : app.patterns) {
+        if (f.map) continue;
+        for (size_t i = f.first; i < f.last; ++i) {
+            const NodeConfig& n = app.pipeline[i];
+            for (const char* key : {"rx_queue", "tx_queue"})
+                if (n.stage->find_param(key) != nullptr && n.params.given(key))
+                    throw LocatedError(n.params.where(key), std::string("worker w of farm '") + f.name + "' uses " +
+                                                                (key[0] == 'r' ? "RX" : "TX") + " queue w: drop '" + key + "'");
+            if (n.stage->find_param("queues") != nullptr && (n.stage->find_param("rx_queue") != nullptr ||
+                                                             n.stage->find_param("tx_queue") != nullptr) &&
+                n.params.given("queues") && n.params.get_uint("queues") < f.workers)
+                throw LocatedError(n.params.where("queues"), "'queues' must give each of the " + std::to_string(f.workers) +
+                                                                 " workers of farm '" + f.name + "' a queue");
+        }
+    }
 }
 
 void check_shape(const AppConfig& app, const Location& where) {
@@ -305,7 +313,8 @@ void check_shape(const AppConfig& app, const Location& where) {
     }
     const PipelineElement& end = el.back();
     const size_t tail = end.node >= 0 ? static_cast<size_t>(end.node) : app.patterns[static_cast<size_t>(end.pattern)].last - 1;
-    if (el.size() < 2 || kind(tail) != StageKind::Sink)
+    // A farm opening the pipeline may be all of it, its workers ending in sinks.
+    if ((el.size() < 2 && !source_farm) || kind(tail) != StageKind::Sink)
         throw LocatedError(app.pipeline[tail].where, "a pipeline ends with a sink (e.g. drop, pcap_out); '" +
                                                          app.pipeline[tail].stage->name + "' is a " +
                                                          stage_kind_name(kind(tail)));
@@ -358,7 +367,12 @@ void finalize(AppConfig& app) {
         for (const auto& spec : n.stage->params) v.set_default(spec);
         n.params = std::move(v);
     }
-    check_source_farm_params(app);
+    check_farm_queue_params(app);
+}
+
+void check_stage_params(const AppConfig& app) {
+    for (const NodeConfig& n : app.pipeline)
+        if (n.stage->check_params) n.stage->check_params(n.params);
 }
 
 AppConfig parse_app_config(const std::string& text, const std::string& file) {

@@ -119,6 +119,10 @@ void apply_set(AppConfig& app, const std::string& assignment);
 void replace_source_with_pcap(AppConfig& app, const std::string& file);
 // `--loop N`: replay count of every pcap source.
 void set_loop(AppConfig& app, uint64_t loops);
+// Checks between a stage's parameters (StageInfo::check_params) once every `--set` is
+// applied, since one may undo what another left inconsistent; plan_app calls it.
+void check_stage_params(const AppConfig& app);
+
 // `--topology NAME`.
 void set_topology(AppConfig& app, const std::string& name);
 

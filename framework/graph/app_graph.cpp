@@ -98,10 +98,15 @@ private:
         double pass = 1.0;
         const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + folded_load_);
         g_.nodes[n].reorder = folded_reorder_;  // a folded ordered collector's window
+        // The workers' links into a folded collector keep the farm's transport and capacity.
+        const std::string transport = folded_transport_.empty() ? nc.transport : folded_transport_;
+        const uint32_t queue = folded_queue_ != 0 ? folded_queue_ : nc.queue;
         folded_load_ = 0;
         folded_reorder_ = false;
+        folded_transport_.clear();
+        folded_queue_ = 0;
         flow_ *= pass;
-        feed(n, nc.transport, nc.queue, 1.0);
+        feed(n, transport, queue, 1.0);
         tails_ = {n};
     }
 
@@ -151,6 +156,7 @@ private:
                     double pass = 1.0;
                     const size_t n = add(stages_node(wname + "." + nc.name, {s}, nc.where), at * share * (hop + cost({s}, &pass)));
                     g_.nodes[n].worker = w;
+                    g_.nodes[n].report_drops = ordered;  // every tile: holes pass down the pipeline
                     at *= pass;
                     if (!sourced || s != f.first)
                         link(prev, n, nc.transport.empty() ? f.transport : nc.transport, nc.queue != 0 ? nc.queue : f.queue, share);
@@ -179,6 +185,8 @@ private:
             tails_ = lasts;
             folded_load_ = flow_ * (first_hop + (ordered ? kReorder : 0.0));
             folded_reorder_ = ordered;
+            folded_transport_ = f.transport;
+            folded_queue_ = f.queue;
             return;
         }
         const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
@@ -228,7 +236,9 @@ private:
     std::vector<size_t> tails_;
     double flow_ = 1.0;  // estimated share of the app's packets leaving the tails
     double folded_load_ = 0;       // a collector folded into the next stage node: its load
-    bool folded_reorder_ = false;  // ... and whether it restores order
+    bool folded_reorder_ = false;  // ... whether it restores order
+    std::string folded_transport_;  // ... and the farm's links
+    uint32_t folded_queue_ = 0;
 };
 
 }  // namespace

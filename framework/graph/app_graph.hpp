@@ -41,8 +41,8 @@ struct GraphNode {
     Dispatch dispatch = Dispatch::Single;
     bool stamp_sequence = false;  // emitter of an ordered farm: numbers the packets
     bool reorder = false;         // collector of an ordered farm: restores their order
-    bool report_drops = false;    // last worker node of an ordered farm: tells the collector
-                                  // which numbers its stages dropped
+    bool report_drops = false;    // worker nodes of an ordered farm: tell the collector which
+                                  // numbers their stages dropped (as holes passed downstream)
     double load = 0;              // estimated work per packet of the app (StageInfo::cost
                                   // units): decides which tiles share a CPU
     Location where;

@@ -7,6 +7,7 @@
 namespace tp {
 
 AppPlan plan_app(const AppConfig& app) {
+    check_stage_params(app);
     const std::vector<int> cpus = allowed_cpus();
     AppGraph graph = build_graph(app);
     // More tiles than CPUs: emitters and collectors would share a CPU with their neighbours

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -58,12 +59,16 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
 }
 
 namespace {
-// A source in a farm's worker (a farm opening the pipeline, RSS style) reads the queue of its
-// worker's index, on a port with a queue per worker unless `queues` says more.
+// A port in a farm's worker gets a queue of its own: worker w's source reads RX queue w (a farm
+// opening the pipeline, RSS style) and its sink sends on TX queue w (DPDK queues are not
+// thread-safe), on a port with a queue per worker unless `queues` says more.
 ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node) {
-    if (nc.pattern < 0 || nc.stage->kind != StageKind::Source) return nc.params;
+    if (nc.pattern < 0 || app.patterns[static_cast<size_t>(nc.pattern)].map) return nc.params;
+    const char* key = nc.stage->kind == StageKind::Source ? "rx_queue" : nc.stage->kind == StageKind::Sink ? "tx_queue" : nullptr;
+    const ParamSpec* queue = key != nullptr ? nc.stage->find_param(key) : nullptr;
+    if (queue == nullptr) return nc.params;
     ParamValues p = nc.params;
-    p.set(*nc.stage->find_param("rx_queue"), std::to_string(node.worker), nc.where);
+    p.set(*queue, std::to_string(node.worker), nc.where);
     if (!p.given("queues") && nc.stage->find_param("queues") != nullptr)
         p.set(*nc.stage->find_param("queues"), std::to_string(app.patterns[static_cast<size_t>(nc.pattern)].workers),
               nc.where);
@@ -90,6 +95,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
                   pool_->data_room(), spec.cache, pool_->handler());
 
     uint8_t source_port = 0;
+    std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
     std::vector<std::vector<Stage*>> chains(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         for (size_t i : g.nodes[n].stages) {
@@ -99,7 +105,11 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             StageEnv env;
             env.pool = pool_.get();
             env.node_name = nc.name;
-            if (st.kind() == StageKind::Source) env.port = source_port++;
+            if (st.kind() == StageKind::Source) {
+                auto [it, fresh] = port_of_source.try_emplace(&nc, source_port);
+                if (fresh) ++source_port;
+                env.port = it->second;
+            }
             st.open(env);
             chains[n].push_back(&st);
         }

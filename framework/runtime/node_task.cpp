@@ -135,16 +135,24 @@ void NodeTask::run_chain(Burst& b, size_t from) {
 
 void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
     // Remember the numbers in hand; stages keep survivors in order, so a merge walk finds the
-    // numbers they dropped, which leave as holes for the collector.
+    // numbers they dropped, which leave as holes for the collector. Holes from an earlier tile
+    // of a pipeline worker (no mbuf, the number in flow_hash) pass through in place.
     uint32_t seqs[kBurstMax];
+    bool hole[kBurstMax];
     const uint16_t n = b.n;
-    for (uint16_t j = 0; j < n; ++j) seqs[j] = packet_sequence(b.d[j].mbuf, seq_offset_);
-    Burst kept = b;
-    run_chain(kept, from);
+    Burst kept;
+    kept.n = 0;
+    for (uint16_t j = 0; j < n; ++j) {
+        const PacketDesc& d = b.d[j];
+        hole[j] = d.mbuf == nullptr;
+        seqs[j] = hole[j] ? d.flow_hash : packet_sequence(d.mbuf, seq_offset_);
+        if (!hole[j]) kept.d[kept.n++] = d;
+    }
+    if (kept.n != 0) run_chain(kept, from);
     uint16_t k = 0;
     b.n = 0;
     for (uint16_t j = 0; j < n; ++j) {
-        if (k < kept.n && packet_sequence(kept.d[k].mbuf, seq_offset_) == seqs[j]) b.d[b.n++] = kept.d[k++];
+        if (!hole[j] && k < kept.n && packet_sequence(kept.d[k].mbuf, seq_offset_) == seqs[j]) b.d[b.n++] = kept.d[k++];
         else b.d[b.n++] = PacketDesc{nullptr, seqs[j], 0, 0, 0};
     }
 }

@@ -36,6 +36,10 @@ struct StageInfo {
     // The share of its input an instance is expected to pass on (CLASS::expected_pass(params)
     // when declared, else 1): filters make the stages after them lighter. A weight, as `cost`.
     std::function<double(const ParamValues&)> expected_pass;
+    // Checks between parameters that their declarations cannot express (CLASS::check_params
+    // when declared): run when the app is planned, after every `--set`, so `validate` reports
+    // them before anything starts.
+    std::function<void(const ParamValues&)> check_params;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -71,6 +75,11 @@ double expected_pass_of(const ParamValues& p) {
 }
 
 template <typename C>
+void check_params_of(const ParamValues& p) {
+    if constexpr (requires { C::check_params(p); }) C::check_params(p);
+}
+
+template <typename C>
 constexpr double cost_of() {
     if constexpr (requires { C::kCost; }) return C::kCost;
     else if constexpr (C::kKind == StageKind::Source) return 2.5;
@@ -88,7 +97,8 @@ struct StageRegistrar {
 // Registers CLASS (constructible from `const tp::ParamValues&`, with a static constexpr
 // `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)`, a static
 // `std::vector<std::string> pci_devices(const tp::ParamValues&)`, a static constexpr double
-// `kCost` and a static `double expected_pass(const tp::ParamValues&)`) under NAME with a one-line
+// `kCost`, a static `double expected_pass(const tp::ParamValues&)` and a static
+// `void check_params(const tp::ParamValues&)` throwing LocatedError) under NAME with a one-line
 // DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
@@ -97,4 +107,5 @@ struct StageRegistrar {
             return std::make_unique<CLASS>(p);                                                  \
         },                                                                                      \
         &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,             \
-        ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>}}
+        ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,                 \
+        &::tp::detail::check_params_of<CLASS>}}

@@ -126,31 +126,55 @@ std::vector<size_t> balanced_runs(const std::vector<double>& load, size_t groups
     if (groups == 0 || groups > n) throw std::invalid_argument("balanced_runs needs 1 <= groups <= nodes");
     std::vector<double> prefix(n + 1, 0.0);
     for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + load[i];
-    // A run's cost is (load, length), compared load first (within rounding) so that among
-    // equally heavy cuts the one with the shortest longest run wins: equal loads split by count.
-    struct Cost {
-        double load;
-        size_t len;
-        bool operator<(const Cost& o) const {
-            if (load < o.load - 1e-9) return true;
-            if (load > o.load + 1e-9) return false;
+    auto weight = [&](size_t j, size_t i) { return prefix[i] - prefix[j]; };  // nodes j..i-1
+    std::vector<size_t> run(n);
+
+    // Apps too big for the O(groups x n^2) passes below: cut where the running load passes
+    // each equal share, leaving at least one node for every run still to come.
+    if (double(groups) * double(n) * double(n) > 2e7) {
+        size_t g = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const bool share_passed = prefix[i] >= prefix[n] * double(g + 1) / double(groups);
+            if (g + 1 < groups && i > 0 && run[i - 1] == g && (share_passed || n - i == groups - g - 1)) ++g;
+            run[i] = g;
+        }
+        return run;
+    }
+
+    const double inf = std::numeric_limits<double>::infinity();
+    const double tolerance = 1e-9 * std::max(1.0, prefix[n]);
+    // Pass 1: heaviest[g][i], the lightest heaviest run possible when nodes 0..i-1 form g runs.
+    std::vector<std::vector<double>> heaviest(groups + 1, std::vector<double>(n + 1, inf));
+    heaviest[0][0] = 0;
+    for (size_t g = 1; g <= groups; ++g)
+        for (size_t i = g; i + (groups - g) <= n; ++i)
+            for (size_t j = g - 1; j < i; ++j)
+                heaviest[g][i] = std::min(heaviest[g][i], std::max(heaviest[g - 1][j], weight(j, i)));
+    const double bound = heaviest[groups][n] + tolerance;
+
+    // Pass 2: among the cuts with no run above that, the most even: least sum of squared run
+    // loads, then of squared run lengths (so equal loads split by count). Sums compared
+    // lexicographically add up run by run, so the pass is exact.
+    struct Spread {
+        double load = 0, len = 0;
+        bool operator<(const Spread& o) const {
+            if (load < o.load - 1e-9 * std::max(1.0, o.load)) return true;
+            if (load > o.load + 1e-9 * std::max(1.0, o.load)) return false;
             return len < o.len;
         }
     };
-    // best[g][i]: the lightest heaviest run when nodes 0..i-1 form g runs; cut[g][i]: where the
-    // last of those runs starts. O(groups x n^2): a few million steps for the largest apps.
-    const Cost none{std::numeric_limits<double>::infinity(), 0};
-    std::vector<std::vector<Cost>> best(groups + 1, std::vector<Cost>(n + 1, none));
+    const Spread none{inf, inf};
+    std::vector<std::vector<Spread>> best(groups + 1, std::vector<Spread>(n + 1, none));
     std::vector<std::vector<size_t>> cut(groups + 1, std::vector<size_t>(n + 1, 0));
-    best[0][0] = Cost{0, 0};
+    best[0][0] = Spread{};
     for (size_t g = 1; g <= groups; ++g)
         for (size_t i = g; i + (groups - g) <= n; ++i)
             for (size_t j = g - 1; j < i; ++j) {
-                const Cost last{prefix[i] - prefix[j], i - j};
-                const Cost v = best[g - 1][j] < last ? last : best[g - 1][j];
-                if (!(best[g][i] < v)) best[g][i] = v, cut[g][i] = j;  // ties: the later cut
+                const double w = weight(j, i);
+                if (w > bound || best[g - 1][j].load == inf) continue;
+                const Spread v{best[g - 1][j].load + w * w, best[g - 1][j].len + double(i - j) * double(i - j)};
+                if (v < best[g][i]) best[g][i] = v, cut[g][i] = j;
             }
-    std::vector<size_t> run(n);
     for (size_t g = groups, i = n; g > 0; --g) {
         const size_t j = cut[g][i];
         for (size_t k = j; k < i; ++k) run[k] = g - 1;

@@ -11,6 +11,8 @@
 // runs of nodes that share a CPU are cut by estimated load, not by count: a source, its parser
 // and a farm's emitter each see every packet while each of W workers sees 1/W of them, so
 // sharing by count would stack the heavy head of an app on one CPU and leave the other idle.
+// (On `host` the tiles carry their CPU: plan_app cuts by load only under `compact` with no
+// tile pinned, via balanced_runs + place_runs_on_host; otherwise the tile order decides.)
 #pragma once
 
 #include <cstdint>

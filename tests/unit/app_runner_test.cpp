@@ -147,6 +147,15 @@ TEST(AppRunner, AFarmOpeningThePipelineReadsOnePortQueuePerWorker) {
     for (const auto& s : r.stages)
         if (s.stage == "port") EXPECT_EQ(s.out, once.packets) << s.name;
     expect_accounted(r);
+
+    // Run to completion on both sides: each worker also sends on a TX queue of its own.
+    const RunReport rtc = run_yaml("pipeline:\n  - farm:\n      workers: 2\n      emitter: false\n      collect: none\n"
+                                   "      worker:\n        - stage: port\n          file: " + cap +
+                                   "\n        - parse\n        - { stage: port_out, device: net_null_rtc }\n");
+    EXPECT_EQ(rtc.delivered, 2 * once.packets);
+    for (const auto& s : rtc.stages)
+        if (s.stage == "port_out") EXPECT_EQ(s.out, once.packets) << s.name;
+    expect_accounted(rtc);
 }
 
 }  // namespace

@@ -221,12 +221,35 @@ TEST(AppConfig, AFarmOpensThePipelineOnlyWhenEachWorkerReadsItsOwnPortQueue) {
     EXPECT_EQ(error_of(farm("      emitter: false\n", "pcap")),
               "app.yaml:6:18: 'pcap' cannot start a farm's workers: each worker must read a queue of its own (use 'port')");
     EXPECT_EQ(error_of(farm("      emitter: false\n", "port\n          rx_queue: 1")),
-              "app.yaml:7:21: worker w of farm 'farm' reads RX queue w: drop 'rx_queue'");
+              "app.yaml:7:21: worker w of farm 'farm' uses RX queue w: drop 'rx_queue'");
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm:\n      workers: 2\n      collect: none\n      worker:\n"
+                       "        - stage: port_out\n          tx_queue: 0\n"),
+              "app.yaml:8:21: worker w of farm 'farm' uses TX queue w: drop 'tx_queue'");
+    // A farm opening the pipeline may be all of it.
+    EXPECT_EQ(error_of("pipeline:\n  - farm:\n      emitter: false\n      collect: none\n      worker:\n"
+                       "        - { stage: port, file: a.pcap }\n        - port_out\n"),
+              "no error");
     EXPECT_EQ(error_of(farm("      emitter: false\n", "port\n          queues: 1")),
               "app.yaml:7:19: 'queues' must give each of the 2 workers of farm 'farm' a queue");
     // A source anywhere else in a worker is still misplaced.
     EXPECT_NE(error_of("pipeline:\n  - synth\n  - farm:\n      worker: [port]\n  - drop\n").find("can only stand at the start"),
               std::string::npos);
+}
+
+TEST(AppConfig, ChecksBetweenParametersRunOnceEverySetIsApplied) {
+    AppConfig app = parse_app_config("pipeline:\n  - stage: port\n  - drop\n", "app.yaml");
+    try {
+        check_stage_params(app);
+        ADD_FAILURE() << "a port with neither device nor file passed";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().str(), "app.yaml:2:12");
+    }
+    // One --set may undo what another left inconsistent: only the end result counts.
+    apply_set(app, "port.file=a.pcap");
+    apply_set(app, "port.device=net_null0");
+    EXPECT_THROW(check_stage_params(app), LocatedError);
+    apply_set(app, "port.file=");
+    EXPECT_NO_THROW(check_stage_params(app));
 }
 
 }  // namespace

@@ -137,6 +137,23 @@ TEST(Farm, OrderedCollectionRestoresInputOrderEvenWhenWorkersDropOnEveryTranspor
     }
 }
 
+TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
+    // The first tile of each worker drops; the second must hand those holes on, or the
+    // collector would wait for the numbers forever.
+    for (const char* fuse : kFuse) {
+        SCOPED_TRACE(std::string("fuse ") + fuse);
+        g_seen = 0, g_out_of_order = 0, g_last = -1;
+        const uint64_t n = 30000;
+        const RunReport r = run_yaml(farm_yaml("      workers: 2\n      collect: ordered\n      worker:\n"
+                                               "        pipeline: [test_drop_some, pass, pass]\n",
+                                               "test_order_check", n, std::string("runtime: { fuse: ") + fuse + " }\n"));
+        expect_accounted(r, n);
+        EXPECT_EQ(g_out_of_order.load(), 0u);
+        const uint64_t dropped = n / 7 + (n % 7 > 3 ? 1 : 0);
+        EXPECT_EQ(g_seen.load(), n - dropped);
+    }
+}
+
 TEST(Farm, FlowHashKeepsEachFlowOnOneWorker) {
     const RunReport one = run_yaml(
         "pipeline:\n  - stage: synth\n    count: 10000\n    flows: 1\n  - parse\n"

@@ -121,8 +121,9 @@ Bytes ipv4(const V4& v) {
     return ethernet(0x0800, ip, v.vlan);
 }
 
-Bytes ipv6(uint8_t proto, uint16_t sport, uint16_t dport, size_t payload = 9) {
-    const Bytes l4 = l4_header(proto, sport, dport, payload);
+// IPv6 from 2001:db8::1 to 2001:db8::2 carrying `l4` (next header `proto`), with the L4
+// checksum at `sum_at` in it valid (computed by DPDK over the pseudo-header).
+Bytes ipv6_with(uint8_t proto, const Bytes& l4, size_t sum_at) {
     Bytes ip = {0x60, 0, 0, 0};
     put16(ip, uint16_t(l4.size()));
     ip.push_back(proto);
@@ -132,11 +133,27 @@ Bytes ipv6(uint8_t proto, uint16_t sport, uint16_t dport, size_t payload = 9) {
     put(ip, l4);
     auto* h = reinterpret_cast<rte_ipv6_hdr*>(ip.data());
     const uint16_t sum = rte_ipv6_udptcp_cksum(h, ip.data() + 40);
-    std::memcpy(ip.data() + 40 + l4_checksum_at(proto), &sum, 2);
+    std::memcpy(ip.data() + 40 + sum_at, &sum, 2);
     return ethernet(0x86dd, ip);
 }
 
+Bytes ipv6(uint8_t proto, uint16_t sport, uint16_t dport, size_t payload = 9) {
+    return ipv6_with(proto, l4_header(proto, sport, dport, payload), l4_checksum_at(proto));
+}
+
+// ICMPv6 echo request; its checksum covers the addresses too.
+Bytes icmpv6_echo() {
+    Bytes l4 = {128, 0, 0, 0, 0, 1, 0, 1};
+    for (int i = 0; i < 12; ++i) l4.push_back(uint8_t(0x40 + i));
+    return ipv6_with(58, l4, 2);
+}
+
+bool ipv6_l4_valid(const Bytes& f) {
+    return rte_ipv6_udptcp_cksum_verify(reinterpret_cast<const rte_ipv6_hdr*>(f.data() + kEth), f.data() + kEth + 40) == 0;
+}
+
 Bytes arp() { return ethernet(0x0806, Bytes(28, 0x01)); }
+Bytes v4_probe();
 
 uint16_t be16_at(const Bytes& b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
 Bytes slice(const Bytes& b, size_t at, size_t n) { return Bytes(b.begin() + at, b.begin() + at + n); }
@@ -169,6 +186,8 @@ ParamValues params_for(const std::string& stage, const Given& given) {
     for (const ParamSpec& spec : info->params) p.set_default(spec);
     return p;
 }
+
+Bytes v4_probe() { return ipv4({.src = "10.1.2.3"}); }
 
 class RewriteTest : public testing::Test {
 protected:
@@ -357,6 +376,12 @@ TEST_F(RewriteTest, Ipv6AddressesAreSetWithAValidL4ChecksumAndLeaveIpv4Alone) {
     const Bytes out = rewritten({{"src_ip", "2001:db8:ffff::7"}}, v4);
     EXPECT_EQ(out, v4);
     EXPECT_EQ(event("not_ipv6"), 1u);
+    // ICMPv6's checksum covers the addresses as well.
+    const Bytes icmp = icmpv6_echo();
+    ASSERT_TRUE(ipv6_l4_valid(icmp));
+    const Bytes moved = rewritten({{"src_ip", "2001:db8:ffff::7"}, {"dst_ip", "fd00::1"}}, icmp);
+    EXPECT_EQ(slice(moved, kEth + 8, 16), address_bytes("2001:db8:ffff::7"));
+    EXPECT_TRUE(ipv6_l4_valid(moved));
 }
 
 // A rules file in the temporary directory.
@@ -402,6 +427,18 @@ TEST_F(RewriteTest, TheFirstMatchingRuleRewritesAndUnmatchedPacketsPassUnchanged
     out = through_rules(v6);
     EXPECT_EQ(out, v6);
     EXPECT_EQ(event("unmatched"), 1u);
+    const std::string six = rules_file("src 2001:db8::/64 proto udp sport 5000 set src_ip 2001:db8:ffff::1 src_port 9\n"
+                                       "src 2001:db8::/64 set dst_ip fd00::9\n");
+    out = rewritten({{"rules", six}}, ipv6(kUdp, 5000, 6000));
+    EXPECT_EQ(slice(out, kEth + 8, 16), address_bytes("2001:db8:ffff::1"));
+    EXPECT_EQ(be16_at(out, kEth + 40), 9);
+    EXPECT_TRUE(ipv6_l4_valid(out));
+    out = rewritten({{"rules", six}}, icmpv6_echo());  // not UDP: the second rule
+    EXPECT_EQ(slice(out, kEth + 24, 16), address_bytes("fd00::9"));
+    EXPECT_TRUE(ipv6_l4_valid(out));
+    EXPECT_EQ(through(*rewrite_, v4_probe()), v4_probe()) << "an IPv4 packet matches no IPv6 rule";
+    EXPECT_EQ(event("unmatched"), 1u);
+    fs::remove(six);
     EXPECT_EQ(through_rules(arp()), arp());
     EXPECT_EQ(event("unmatched"), 1u);
     fs::remove(path);

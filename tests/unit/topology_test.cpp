@@ -145,9 +145,24 @@ TEST(Placement, RunsSharingACpuAreCutByLoadNotByCount) {
     EXPECT_EQ(balanced_runs(load, 2), (std::vector<size_t>{0, 0, 1, 1, 1, 1, 1, 1, 1}));
     // A heavy sink gets a CPU to itself.
     EXPECT_EQ(balanced_runs({1, 1, 1, 1, 9}, 2), (std::vector<size_t>{0, 0, 0, 0, 1}));
-    // Equal loads split by count, the first run taking the odd one.
-    EXPECT_EQ(balanced_runs(std::vector<double>(7, 1.0), 2), (std::vector<size_t>{0, 0, 0, 0, 1, 1, 1}));
+    // Equal loads split by count, as evenly as the count allows.
+    const auto sizes = [](const std::vector<size_t>& run) {
+        std::vector<size_t> n(run.back() + 1, 0);
+        for (size_t r : run) ++n[r];
+        std::sort(n.begin(), n.end());
+        return n;
+    };
+    EXPECT_EQ(sizes(balanced_runs(std::vector<double>(7, 1.0), 2)), (std::vector<size_t>{3, 4}));
     EXPECT_EQ(balanced_runs(std::vector<double>(6, 1.0), 3), (std::vector<size_t>{0, 0, 1, 1, 2, 2}));
+    EXPECT_EQ(sizes(balanced_runs(std::vector<double>(7, 1.0), 3)), (std::vector<size_t>{2, 2, 3}));
+    EXPECT_EQ(sizes(balanced_runs(std::vector<double>(10, 1.0), 4)), (std::vector<size_t>{2, 2, 3, 3}));
+    // Weightless nodes (pass) still spread by count behind the heavy ones.
+    EXPECT_EQ(sizes(balanced_runs({3, 0, 0, 0, 0, 0, 3}, 2)), (std::vector<size_t>{3, 4}));
+    // Huge apps take the linear cut: every run non-empty, in order, loads near the shares.
+    const std::vector<size_t> big = balanced_runs(std::vector<double>(3000, 1.0), 8);
+    EXPECT_EQ(sizes(big).front(), 375u);
+    EXPECT_TRUE(std::is_sorted(big.begin(), big.end()));
+    EXPECT_EQ(big.back(), 7u);
     // As many runs as nodes: one each; runs are never empty.
     EXPECT_EQ(balanced_runs({5, 0, 0}, 3), (std::vector<size_t>{0, 1, 2}));
     EXPECT_THROW(balanced_runs({1, 1}, 3), std::invalid_argument);
@@ -196,7 +211,7 @@ pipeline:
     };
     EXPECT_GT(load("synth"), load("parse"));                    // a source allocates and writes
     EXPECT_GT(load("parse"), load("farm.emitter"));
-    EXPECT_NEAR(load("farm.0") * 4, load("farm.0") + load("farm.1") + load("farm.2") + load("farm.3"), 1e-9);
+    EXPECT_NEAR(load("farm.1"), load("farm.0"), 1e-9);
     EXPECT_LT(load("farm.0"), load("parse"));                   // a quarter of the packets
     EXPECT_NEAR(load("parse_3"), load("parse") / 10, 1e-9);     // after a 1-in-10 sample
     EXPECT_LT(load("drop"), load("parse_3") * 2);
@@ -249,11 +264,16 @@ pipeline:
     EXPECT_EQ(fused.outputs_of(1).size(), 2u);  // parse -> a.0, a.1
     // The collector of a farm followed by a stage node folds into it, order window included.
     const AppConfig tail = parse_app_config(
-        "pipeline:\n  - synth\n  - farm:\n      workers: 3\n      collect: ordered\n      worker: [pass]\n  - drop\n", "t.yaml");
+        "pipeline:\n  - synth\n  - farm:\n      workers: 3\n      collect: ordered\n      transport: sm\n"
+        "      queue: 64\n      worker: [pass]\n  - drop\n", "t.yaml");
     const AppGraph t = build_graph(tail, true);
     EXPECT_EQ(names(t), (std::vector<std::string>{"synth", "farm.0", "farm.1", "farm.2", "drop"}));
     EXPECT_TRUE(node(t, "drop").reorder);
-    EXPECT_EQ(t.inputs_of(4).size(), 3u);
+    ASSERT_EQ(t.inputs_of(4).size(), 3u);
+    for (size_t e : t.inputs_of(4)) {  // the farm's links, folded or not
+        EXPECT_EQ(t.edges[e].transport, "sm");
+        EXPECT_EQ(t.edges[e].capacity, 64u);
+    }
 }
 
 }  // namespace
