@@ -43,8 +43,10 @@ void replace(uint8_t* field, const uint8_t* to, size_t n, uint16_t& sum_a, uint1
     std::memcpy(field, to, n);
 }
 
+}  // namespace
+
 // What `parse` found about a packet, read once for matching and rewriting.
-struct View {
+struct Rewrite::View {
     rte_mbuf* m;
     uint8_t* frame;
     uint8_t* ip;
@@ -53,6 +55,10 @@ struct View {
     bool icmp6;    // a whole ICMPv6 header: its checksum covers the IPv6 addresses too
     uint8_t l4;
 };
+
+namespace {
+
+using View = Rewrite::View;
 
 View view_of(const PacketDesc& d) {
     View v;
@@ -241,8 +247,7 @@ Rewrite::Rewrite(const ParamValues& params) : Stage(kKind) {
     unmatched_ = declare_event("unmatched");
 }
 
-void Rewrite::apply(const RewriteRule& r, const PacketDesc& d) {
-    const View v = view_of(d);
+void Rewrite::apply(const RewriteRule& r, const View& v) {
     if ((r.set_src_mac || r.set_dst_mac) && rte_pktmbuf_data_len(v.m) >= kEtherHeader) {
         if (r.set_dst_mac) std::memcpy(v.frame, r.dst_mac.data(), 6);
         if (r.set_src_mac) std::memcpy(v.frame + 6, r.src_mac.data(), 6);
@@ -298,19 +303,18 @@ void Rewrite::process(Burst& b) {
             rte_prefetch0(RTE_PTR_ADD(b.d[i + 1].mbuf, RTE_CACHE_LINE_SIZE));
             rte_prefetch0(rte_pktmbuf_mtod(b.d[i + 1].mbuf, const void*));
         }
-        const PacketDesc& d = b.d[i];
+        const View v = view_of(b.d[i]);
         if (!from_file_) {
-            apply(rules_.front(), d);
+            apply(rules_.front(), v);
             continue;
         }
-        const View v = view_of(d);
         const RewriteRule* hit = nullptr;
         for (const RewriteRule& r : rules_)
             if (matches(r, v)) {
                 hit = &r;
                 break;
             }
-        if (hit != nullptr) apply(*hit, d);
+        if (hit != nullptr) apply(*hit, v);
         else count_event(unmatched_);
     }
 }

@@ -104,8 +104,10 @@ public:
 
     const std::vector<RewriteRule>& rules() const { return rules_; }
 
+    struct View;  // what parse found about a packet, read once per packet (rewrite.cpp)
+
 private:
-    void apply(const RewriteRule& r, const PacketDesc& d);
+    void apply(const RewriteRule& r, const View& v);
 
     std::vector<RewriteRule> rules_;
     bool from_file_ = false;

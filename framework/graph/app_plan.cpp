@@ -10,8 +10,8 @@ AppPlan plan_app(const AppConfig& app) {
     check_stage_params(app);
     const std::vector<int> cpus = allowed_cpus();
     AppGraph graph = build_graph(app);
-    // More tiles than CPUs: emitters and collectors would share a CPU with their neighbours
-    // anyway, so the neighbours do their work and a hop per packet is saved.
+    // More tiles than CPUs: a tile that only moves packets (an emitter, a collector) buys no
+    // parallelism, so its neighbours do its work and a hop per packet is saved.
     if (app.fuse == "always" || (app.fuse == "auto" && graph.nodes.size() > cpus.size())) graph = build_graph(app, true);
     const size_t n = graph.nodes.size();
     std::vector<double> load;
