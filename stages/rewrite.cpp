@@ -135,7 +135,9 @@ bool set_field(RewriteRule& r, int& family, const std::string& name, const std::
             why = "'" + name + "' must be a port 0-65535";
             return false;
         }
-        (name == "src_port" ? r.src_port : r.dst_port) = {uint8_t(v >> 8), uint8_t(v)};
+        std::array<uint8_t, 2>& out = name == "src_port" ? r.src_port : r.dst_port;
+        out[0] = uint8_t(v >> 8);
+        out[1] = uint8_t(v);
         (name == "src_port" ? r.set_src_port : r.set_dst_port) = true;
         return true;
     }
