@@ -1,6 +1,7 @@
 #include "framework/graph/app_graph.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include "framework/patterns/tree_multicast.hpp"
 
@@ -96,17 +97,12 @@ private:
     void stage_node(size_t i) {
         const NodeConfig& nc = app_.pipeline[i];
         double pass = 1.0;
-        const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + folded_load_);
-        g_.nodes[n].reorder = folded_reorder_;  // a folded ordered collector's window
-        // The workers' links into a folded collector keep the farm's transport and capacity.
-        const std::string transport = folded_transport_.empty() ? nc.transport : folded_transport_;
-        const uint32_t queue = folded_queue_ != 0 ? folded_queue_ : nc.queue;
-        folded_load_ = 0;
-        folded_reorder_ = false;
-        folded_transport_.clear();
-        folded_queue_ = 0;
+        const FoldedCollector c = std::exchange(folded_, FoldedCollector{});
+        const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + c.load);
+        g_.nodes[n].reorder = c.reorder;
         flow_ *= pass;
-        feed(n, transport, queue, 1.0);
+        // The workers' links into a folded collector keep the farm's transport and capacity.
+        feed(n, c.transport.empty() ? nc.transport : c.transport, c.queue != 0 ? c.queue : nc.queue, 1.0);
         tails_ = {n};
     }
 
@@ -118,8 +114,8 @@ private:
 
     // `fold_emitter`: the node before the farm dispatches (and numbers, for ordered collection)
     // instead of an emitter tile; `fold_collector`: the stage node after it reads the workers
-    // (and restores their order) instead of a collector tile. Each saves a hop per packet where
-    // the two would share a CPU anyway.
+    // (and restores their order) instead of a collector tile. Each saves a hop per packet when
+    // tiles share CPUs and a tile that only moves packets buys no parallelism.
     void farm(const PatternConfig& f, bool fold_emitter, bool fold_collector) {
         const bool ordered = f.collect == "ordered";
         const Dispatch d = dispatch_policy(f.dispatch);
@@ -183,10 +179,7 @@ private:
         }
         if (fold_collector) {
             tails_ = lasts;
-            folded_load_ = flow_ * (first_hop + (ordered ? kReorder : 0.0));
-            folded_reorder_ = ordered;
-            folded_transport_ = f.transport;
-            folded_queue_ = f.queue;
+            folded_ = FoldedCollector{flow_ * (first_hop + (ordered ? kReorder : 0.0)), ordered, f.transport, f.queue};
             return;
         }
         const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
@@ -235,10 +228,14 @@ private:
     AppGraph g_;
     std::vector<size_t> tails_;
     double flow_ = 1.0;  // estimated share of the app's packets leaving the tails
-    double folded_load_ = 0;       // a collector folded into the next stage node: its load
-    bool folded_reorder_ = false;  // ... whether it restores order
-    std::string folded_transport_;  // ... and the farm's links
-    uint32_t folded_queue_ = 0;
+    // A farm's collector folded into the next stage node: what that node takes over.
+    struct FoldedCollector {
+        double load = 0;
+        bool reorder = false;   // restores the farm's order
+        std::string transport;  // the farm's links ("" = the node's own)
+        uint32_t queue = 0;
+    };
+    FoldedCollector folded_;
 };
 
 }  // namespace
