@@ -269,6 +269,10 @@ bool packet_mark(const rte_mbuf* m, uint32_t& mark) {
 
 // ---- the stage -------------------------------------------------------------------------------
 
+void Acl::check_params(const ParamValues& params) {
+    parse_acl_rules(RuleFile(params.get_string("rules"), params.where("rules")));
+}
+
 Acl::Acl(const ParamValues& params)
     : Stage(kKind), params_(params), default_deny_(params.get_string("default") == "deny") {
     denied_ = declare_drop("denied");

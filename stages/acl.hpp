@@ -95,6 +95,8 @@ public:
     static constexpr double kCost = 2.5;  // classifies the 5-tuple of every packet
 
     explicit Acl(const ParamValues& params);
+    // Reads the rules file: every mistake is `file:line: message`, before EAL starts.
+    static void check_params(const ParamValues& params);
     ~Acl() override;
 
     // EAL memory the classifiers take, estimated from the rule count (measured: under 1 KiB per

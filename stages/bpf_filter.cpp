@@ -143,37 +143,43 @@ struct PcapCloser {
 
 }  // namespace
 
+namespace {
+struct ProgramDeleter {
+    void operator()(bpf_program* p) const {
+        pcap_freecode(p);
+        delete p;
+    }
+};
+}  // namespace
+
+bpf_program* BpfFilter::compile(const ParamValues& params) {
+    const std::string& expr = params.get_string("expr");
+    std::unique_ptr<pcap_t, PcapCloser> dead(pcap_open_dead(DLT_EN10MB, kSnapshot));
+    if (!dead) throw std::runtime_error("libpcap cannot open a dead Ethernet handle");
+    auto fresh = std::make_unique<bpf_program>();
+    if (pcap_compile(dead.get(), fresh.get(), expr.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
+        params.fail("expr", "bad filter expression '" + expr + "': " + pcap_geterr(dead.get()));
+    std::unique_ptr<bpf_program, ProgramDeleter> prog(fresh.release());
+    const std::string why = unsupported_construct(*prog);
+    if (!why.empty()) params.fail("expr", "filter expression '" + expr + "' cannot run on DPDK: " + why);
+    return prog.release();
+}
+
+void BpfFilter::check_params(const ParamValues& params) { ProgramDeleter{}(compile(params)); }
+
 BpfFilter::BpfFilter(const ParamValues& params)
     : Stage(kKind),
       params_(params),
       expr_(params.get_string("expr")),
       invert_(params.get_bool("invert")),
-      want_jit_(params.get_bool("jit")) {
+      want_jit_(params.get_bool("jit")),
+      program_(compile(params)) {
     reject_ = declare_drop(invert_ ? "matched" : "no_match");
-
-    // Compiled here rather than in open() so a typo is reported before anything is set up.
-    std::unique_ptr<pcap_t, PcapCloser> dead(pcap_open_dead(DLT_EN10MB, kSnapshot));
-    if (!dead) throw std::runtime_error("libpcap cannot open a dead Ethernet handle");
-    auto prog = std::make_unique<bpf_program>();
-    if (pcap_compile(dead.get(), prog.get(), expr_.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
-        params.fail("expr", "bad filter expression '" + expr_ + "': " + pcap_geterr(dead.get()));
-    program_ = prog.release();
-
-    const std::string why = unsupported_construct(*program_);
-    if (!why.empty()) {
-        pcap_freecode(program_);
-        delete program_;
-        program_ = nullptr;
-        params.fail("expr", "filter expression '" + expr_ + "' cannot run on DPDK: " + why);
-    }
 }
 
 BpfFilter::~BpfFilter() {
     unload();
-    if (program_ != nullptr) {
-        pcap_freecode(program_);
-        delete program_;
-    }
+    if (program_ != nullptr) ProgramDeleter{}(program_);
 }
 
 uint32_t BpfFilter::classic_instructions() const { return program_ != nullptr ? program_->bf_len : 0; }

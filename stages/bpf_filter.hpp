@@ -64,6 +64,9 @@ public:
     static double expected_pass(const ParamValues&) { return 0.5; }  // unknowable: a guess
 
     explicit BpfFilter(const ParamValues& params);
+    // Compiles `expr` with libpcap and refuses what DPDK's converter cannot take: the whole
+    // check, without EAL (only the eBPF load itself waits for open()).
+    static void check_params(const ParamValues& params);
     ~BpfFilter() override;
 
     void open(StageEnv& env) override;
@@ -76,6 +79,7 @@ public:
     uint32_t classic_instructions() const;
 
 private:
+    static bpf_program* compile(const ParamValues& params);
     void load();
     void unload();
 

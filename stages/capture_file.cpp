@@ -304,6 +304,12 @@ CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int 
 
 CaptureFile::~CaptureFile() { release(); }
 
+void CaptureFile::check_header(const std::string& path, const Location& named_at) {
+    check_readable(path, named_at);
+    const PcapHandle p = open_capture(path);
+    checked_link_layer(p.get(), path);
+}
+
 uint64_t CaptureFile::memory_needed(const std::string& path, const Location& named_at) {
     check_readable(path, named_at);
     const Survey s = survey_capture(path);

@@ -81,6 +81,10 @@ public:
     // the file without loading it; lets a caller size EAL memory before starting it. Throws
     // what loading would.
     static uint64_t memory_needed(const std::string& path, const Location& named_at);
+    // What can be known from the file's header alone: it exists, is readable, is a pcap or
+    // pcapng capture of a supported link type. A config check, cheap for any size of capture;
+    // damaged records are found while loading.
+    static void check_header(const std::string& path, const Location& named_at);
 
 private:
     void copy_records(uint64_t count);

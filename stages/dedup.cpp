@@ -15,6 +15,7 @@ namespace {
 
 constexpr uint32_t kWindowMax = 1u << 24;
 constexpr uint64_t kDefaultBytesPerSlot = 2048;
+constexpr uint64_t kMemoryMax = 1ull << 34;  // 16 GiB
 
 uint32_t frame_hash(const rte_mbuf* m, uint32_t length) {
     uint32_t h = rte_hash_crc_4byte(length, 0x5bd1e995);
@@ -25,18 +26,21 @@ uint32_t frame_hash(const rte_mbuf* m, uint32_t length) {
 
 }  // namespace
 
+void Dedup::check_params(const ParamValues& p) {
+    const uint64_t memory = p.get_uint("memory");
+    if (memory != 0 && memory < 64)
+        p.fail("memory", "'memory' must be 0 (2048 bytes per window slot) or at least 64 bytes");
+}
+
 Dedup::Dedup(const ParamValues& p) : Stage(kKind) {
+    check_params(p);
     duplicate_ = declare_drop("duplicate");
     too_long_ = declare_event("too_long");
     shortened_ = declare_event("window_shortened");
     const uint64_t window = p.get_uint("window");
-    if (window == 0 || window > kWindowMax)
-        p.fail("window", "'window' must be between 1 and " + std::to_string(kWindowMax));
     window_ = static_cast<uint32_t>(window);
     uint64_t memory = p.get_uint("memory");
     if (memory == 0) memory = window * kDefaultBytesPerSlot;
-    if (memory < 64 || memory > (1ull << 34))
-        p.fail("memory", "'memory' must be between 64 bytes and 16 GiB (0 = 2048 per slot)");
 
     slots_.resize(window_);
     const uint32_t buckets = std::bit_ceil(std::max<uint32_t>(window_ * 2, 16));
@@ -120,10 +124,12 @@ TILEPIPE_STAGE(Dedup, "dedup",
                "(reason \"duplicate\")",
                param<uint64_t>("window", 1024,
                                "how many of the most recently passed distinct frames a frame is "
-                               "compared with"),
+                               "compared with")
+                   .between(1, kWindowMax),
                param<uint64_t>("memory", 0,
                                "bytes for the copies of the window's frames; 0 = 2048 per "
                                "window slot (too little shortens the window: event "
-                               "\"window_shortened\")"));
+                               "\"window_shortened\")")
+                   .between(0, kMemoryMax));
 
 }  // namespace tp

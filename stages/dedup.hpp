@@ -35,6 +35,7 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
 
     explicit Dedup(const ParamValues& p);
+    static void check_params(const ParamValues& p);
     void process(Burst& b) override;
 
     uint32_t window() const { return window_; }

@@ -20,6 +20,7 @@
 #include <mutex>
 
 #include "framework/stage/registry.hpp"
+#include "stages/output_path.hpp"
 #include "stages/shared_output_file.hpp"
 
 namespace tp {
@@ -155,6 +156,8 @@ Entry& fragment_slot(std::vector<Entry>& slots, uint8_t version, uint8_t proto, 
 }
 }  // namespace
 
+void FlowTable::check_params(const ParamValues& p) { check_output_path(p, "export"); }
+
 FlowTable::FlowTable(const ParamValues& p)
     : Stage(kKind), params_(p), json_(p.get_string("format") == "json") {
     new_flow_ = declare_event("new_flow");
@@ -164,14 +167,7 @@ FlowTable::FlowTable(const ParamValues& p)
     fragment_unmatched_ = declare_event("fragment_unmatched");
     table_full_ = declare_event("table_full");
 
-    const uint64_t capacity = p.get_uint("capacity");
-    if (capacity == 0 || capacity > (1u << 30))
-        p.fail("capacity", "'capacity' must be between 1 and 2^30 flows");
-    capacity_ = static_cast<uint32_t>(capacity);
-    for (const char* name : {"idle_timeout", "period"}) {
-        const double v = p.get_double(name);
-        if (!(v >= 0) || v > 1e9) p.fail(name, std::string("'") + name + "' must be 0 or more seconds");
-    }
+    capacity_ = static_cast<uint32_t>(p.get_uint("capacity"));
 }
 
 FlowTable::~FlowTable() {
@@ -467,10 +463,12 @@ TILEPIPE_STAGE(FlowTable, "flow_table",
                "rte_hash, keyed by the direction-free 5-tuple; idle timeout; CSV/JSON export",
                param<uint64_t>("capacity", 65536,
                                "flows the table holds at most; a new flow beyond counts event "
-                               "\"table_full\" (the packet still passes)"),
+                               "\"table_full\" (the packet still passes)")
+                   .between(1, 1u << 30),
                param<double>("idle_timeout", 0,
                              "seconds without a packet after which a flow is exported (reason "
-                             "\"idle\") and removed; checked a few slots per burst; 0 = never"),
+                             "\"idle\") and removed; checked a few slots per burst; 0 = never")
+                   .between(0, 1e9),
                param<std::string>("export", "",
                                   "file the flows are written to at close (reason \"end\"), on "
                                   "expiry and on each period; empty = no export"),
@@ -481,6 +479,7 @@ TILEPIPE_STAGE(FlowTable, "flow_table",
                                   {"csv", "json"}),
                param<double>("period", 0,
                              "seconds between snapshots of every live flow in the export (reason "
-                             "\"period\"); 0 = only at the end"));
+                             "\"period\"); 0 = only at the end")
+                   .between(0, 1e9));
 
 }  // namespace tp

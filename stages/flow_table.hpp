@@ -101,6 +101,7 @@ public:
     explicit FlowTable(const ParamValues& p);
     ~FlowTable() override;
     static uint64_t memory_hint(const ParamValues& p);
+    static void check_params(const ParamValues& p);
 
     void open(StageEnv& env) override;
     void process(Burst& b) override;

@@ -86,10 +86,12 @@ std::vector<Route> parse_routes(const RuleFile& file) {
     return routes;
 }
 
+void LpmRoute::check_params(const ParamValues& params) {
+    parse_routes(RuleFile(params.get_string("routes"), params.where("routes")));
+}
+
 LpmRoute::LpmRoute(const ParamValues& params)
     : Stage(kKind), params_(params), default_port_(static_cast<int>(params.get_int("default_port"))) {
-    if (params.get_int("default_port") < -1 || params.get_int("default_port") > 255)
-        params.fail("default_port", "'default_port' must be a port 0-255, or -1 for none");
     not_ip_ = declare_drop("not_ip");
     no_route_ = declare_drop("no_route");
     ttl_exceeded_ = declare_drop("ttl_exceeded");
@@ -266,6 +268,7 @@ TILEPIPE_STAGE(LpmRoute, "lpm_route",
                                   "port 0-255), '#' comments"),
                param<int64_t>("default_port", -1,
                               "port for IP packets no route covers; -1 = drop them as "
-                              "\"no_route\""));
+                              "\"no_route\"")
+                   .between(-1, 255));
 
 }  // namespace tp

@@ -58,6 +58,8 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
 
     explicit LpmRoute(const ParamValues& params);
+    // Reads the routes file: every mistake is `file:line: message`, before EAL starts.
+    static void check_params(const ParamValues& params);
     ~LpmRoute() override;
 
     // EAL memory the tables take (each family with routes has a 64 MiB first level); 0 when

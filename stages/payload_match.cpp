@@ -182,6 +182,22 @@ uint32_t payload_pattern(const rte_mbuf* m) {
     return payload_matched(m) ? *RTE_MBUF_DYNFIELD(m, marks().field, const uint32_t*) : 0;
 }
 
+std::unique_ptr<AhoCorasick> PayloadMatch::build_automaton(const ParamValues& p,
+                                                           const std::vector<MatchPattern>& patterns) {
+    std::vector<std::string> bytes;
+    bytes.reserve(patterns.size());
+    for (const MatchPattern& mp : patterns) bytes.push_back(mp.bytes);
+    try {
+        return std::make_unique<AhoCorasick>(bytes, p.get_bool("nocase"));
+    } catch (const std::invalid_argument& e) {
+        p.fail("patterns", e.what());
+    }
+}
+
+void PayloadMatch::check_params(const ParamValues& p) {
+    build_automaton(p, load_patterns(p.get_string("patterns"), p.where("patterns")));
+}
+
 PayloadMatch::PayloadMatch(const ParamValues& p)
     : Stage(kKind),
       params_(p),
@@ -197,14 +213,7 @@ PayloadMatch::~PayloadMatch() = default;
 
 void PayloadMatch::open(StageEnv&) {
     patterns_ = load_patterns(params_.get_string("patterns"), params_.where("patterns"));
-    std::vector<std::string> bytes;
-    bytes.reserve(patterns_.size());
-    for (const MatchPattern& mp : patterns_) bytes.push_back(mp.bytes);
-    try {
-        automaton_ = std::make_unique<AhoCorasick>(bytes, nocase_);
-    } catch (const std::invalid_argument& e) {
-        params_.fail("patterns", e.what());
-    }
+    automaton_ = build_automaton(params_, patterns_);
     pattern_packets_.assign(patterns_.size(), 0);
     last_seen_in_.assign(patterns_.size(), UINT64_MAX);
     packet_serial_ = 0;

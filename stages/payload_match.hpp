@@ -82,6 +82,9 @@ public:
     static double expected_pass(const ParamValues& p);  // alerts are rare under keep_matching
 
     explicit PayloadMatch(const ParamValues& p);
+    // Reads the patterns and builds the automaton once (too many or too long patterns are
+    // refused there), before EAL starts.
+    static void check_params(const ParamValues& p);
     ~PayloadMatch() override;
     void open(StageEnv& env) override;
     void process(Burst& b) override;
@@ -92,6 +95,8 @@ public:
     uint64_t pattern_packets(size_t i) const { return pattern_packets_[i]; }
 
 private:
+    static std::unique_ptr<AhoCorasick> build_automaton(const ParamValues& p,
+                                                        const std::vector<MatchPattern>& patterns);
     // Scans the packet's payload; returns the 1-based id of the first pattern found, 0 if none.
     uint32_t scan(const rte_mbuf* m);
 

@@ -13,6 +13,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
+#include "stages/output_path.hpp"
 
 namespace tp {
 
@@ -21,13 +22,10 @@ namespace {
 constexpr uint64_t kSnaplenMax = 262144;
 }  // namespace
 
+void PcapSink::check_params(const ParamValues& params) { check_output_path(params, "file"); }
+
 PcapSink::PcapSink(const ParamValues& params)
-    : Stage(kKind), params_(params), snaplen_(0) {
-    const uint64_t snaplen = params.get_uint("snaplen");
-    if (snaplen == 0 || snaplen > kSnaplenMax)
-        params.fail("snaplen", "'snaplen' must be between 1 and " + std::to_string(kSnaplenMax) +
-                                   ", got " + std::to_string(snaplen));
-    snaplen_ = static_cast<uint32_t>(snaplen);
+    : Stage(kKind), params_(params), snaplen_(static_cast<uint32_t>(params.get_uint("snaplen"))) {
     write_error_ = declare_drop("write_error");
 }
 
@@ -103,6 +101,6 @@ void PcapSink::release_handles() {
 
 TILEPIPE_STAGE(PcapSink, "pcap_out", "write every packet to a pcap file (Ethernet, ns timestamps)",
                param<std::string>("file", required, "pcap file to write (created or truncated)"),
-               param<uint64_t>("snaplen", 262144, "bytes kept per packet (1 to 262144)"));
+               param<uint64_t>("snaplen", 262144, "bytes kept per packet").between(1, kSnaplenMax));
 
 }  // namespace tp

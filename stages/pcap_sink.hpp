@@ -36,6 +36,7 @@ public:
     static constexpr double kCost = 12;  // writes every packet into a file
 
     explicit PcapSink(const ParamValues& params);
+    static void check_params(const ParamValues& params);
     ~PcapSink() override;
 
     void open(StageEnv& env) override;

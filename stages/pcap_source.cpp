@@ -44,31 +44,49 @@ std::pair<int, int> written_at(const Location& l) {
 
 }  // namespace
 
-PcapSource::PcapSource(const ParamValues& params)
-    : Stage(kKind), params_(params), loop_(params.get_uint("loop")) {
-    truncated_event_ = declare_event("truncated_file");
+namespace {
 
-    // 0 means off rather than "not given", so `--set pps=0` can switch off a config's pace.
-    struct RateParam {
-        const char* name;
-        Pace pace;
-    };
+struct RateParam {
+    const char* name;
+    PcapSource::Pace pace;
+};
+
+// The pacing parameters set (0 means off rather than "not given", so `--set pps=0` can switch
+// off a config's pace), in the order the user wrote them.
+std::vector<RateParam> pacing_of(const ParamValues& params) {
     std::vector<RateParam> pacing;
-    for (const RateParam r : {RateParam{"pps", Pace::PacketsPerSecond},
-                              RateParam{"mbps", Pace::BitsPerSecond},
-                              RateParam{"speed", Pace::CaptureTime}}) {
-        const double v = params.get_double(r.name);
-        if (v < 0) params.fail(r.name, std::string("'") + r.name + "' must be positive (0 = off)");
-        if (v > 0) pacing.push_back(r);
-    }
-    // The error points at whichever the user wrote second.
+    for (const RateParam r : {RateParam{"pps", PcapSource::Pace::PacketsPerSecond},
+                              RateParam{"mbps", PcapSource::Pace::BitsPerSecond},
+                              RateParam{"speed", PcapSource::Pace::CaptureTime}})
+        if (params.get_double(r.name) > 0) pacing.push_back(r);
     std::stable_sort(pacing.begin(), pacing.end(), [&](const RateParam& a, const RateParam& b) {
         return written_at(params.where(a.name)) < written_at(params.where(b.name));
     });
+    return pacing;
+}
+
+// At most one pace; the error points at whichever the user wrote second.
+std::vector<RateParam> checked_pacing(const ParamValues& params) {
+    const std::vector<RateParam> pacing = pacing_of(params);
     if (pacing.size() > 1)
         params.fail(pacing[1].name, std::string("'") + pacing[1].name + "' paces the replay but '" +
                                         pacing[0].name +
                                         "' already does: set at most one of pps, mbps, speed");
+    return pacing;
+}
+
+}  // namespace
+
+void PcapSource::check_params(const ParamValues& params) {
+    checked_pacing(params);
+    CaptureFile::check_header(params.get_string("file"), params.where("file"));
+}
+
+PcapSource::PcapSource(const ParamValues& params)
+    : Stage(kKind), params_(params), loop_(params.get_uint("loop")) {
+    truncated_event_ = declare_event("truncated_file");
+    // The capture itself is read (and checked) by open().
+    const std::vector<RateParam> pacing = checked_pacing(params);
     if (!pacing.empty()) {
         pace_ = pacing[0].pace;
         rate_ = params.get_double(pacing[0].name);
@@ -251,9 +269,11 @@ uint32_t PcapSource::template_pool_available() const {
 TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback), at top speed or paced",
                param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)"),
                param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops"),
-               param<double>("pps", 0, "pace at this many packets per second (0 = off)"),
-               param<double>("mbps", 0, "pace at this many megabits of frame bytes per second (0 = off)"),
+               param<double>("pps", 0, "pace at this many packets per second (0 = off)").at_least(0),
+               param<double>("mbps", 0, "pace at this many megabits of frame bytes per second (0 = off)")
+                   .at_least(0),
                param<double>("speed", 0,
-                             "pace by the capture's own timestamps times this; 1 = as recorded (0 = off)"));
+                             "pace by the capture's own timestamps times this; 1 = as recorded (0 = off)")
+                   .at_least(0));
 
 }  // namespace tp

@@ -47,6 +47,7 @@ public:
     // EAL memory the loaded capture will take; 0 when the file cannot be read (open() then
     // reports why, with the record index).
     static uint64_t memory_hint(const ParamValues& params);
+    static void check_params(const ParamValues& params);
 
     void open(StageEnv& env) override;
     SourceStatus produce(Burst& b) override;
@@ -60,8 +61,9 @@ public:
     uint32_t template_pool_capacity() const;
     uint32_t template_pool_available() const;
 
-private:
     enum class Pace { TopSpeed, PacketsPerSecond, BitsPerSecond, CaptureTime };
+
+private:
 
     // Position in the replay: which template is next, and how much has gone out.
     struct Cursor {

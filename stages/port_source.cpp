@@ -10,19 +10,12 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
+#include "stages/capture_file.hpp"
 #include "stages/ethdev_port.hpp"
 
 namespace tp {
 
 namespace {
-
-uint16_t checked_u16(const ParamValues& p, const char* name, uint64_t lowest) {
-    const uint64_t v = p.get_uint(name);
-    if (v < lowest || v > UINT16_MAX)
-        p.fail(name, std::string("'") + name + "' must be between " + std::to_string(lowest) +
-                         " and 65535, got " + std::to_string(v));
-    return static_cast<uint16_t>(v);
-}
 
 // A net_pcap device replaying a file once: it goes quiet at the end instead of saying so.
 bool reads_pcap_file_once(const std::string& device) {
@@ -52,19 +45,31 @@ std::string PortSource::device_of(const ParamValues& p) {
     return spec;
 }
 
+namespace {
+void check_queue(const ParamValues& p) {
+    if (p.get_uint("rx_queue") >= p.get_uint("queues"))
+        p.fail("rx_queue", "'rx_queue' " + std::to_string(p.get_uint("rx_queue")) +
+                               " does not exist: the port gets " + std::to_string(p.get_uint("queues")) +
+                               " queue(s) ('queues')");
+}
+}  // namespace
+
+void PortSource::check_params(const ParamValues& p) {
+    check_queue(p);
+    device_of(p);
+    if (!p.get_string("file").empty()) CaptureFile::check_header(p.get_string("file"), p.where("file"));
+}
+
 PortSource::PortSource(const ParamValues& params)
     : Stage(kKind),
       params_(params),
-      queue_(checked_u16(params, "rx_queue", 0)),
-      queues_(checked_u16(params, "queues", 1)),
-      rxd_(checked_u16(params, "rxd", 1)),
+      queue_(static_cast<uint16_t>(params.get_uint("rx_queue"))),
+      queues_(static_cast<uint16_t>(params.get_uint("queues"))),
+      rxd_(static_cast<uint16_t>(params.get_uint("rxd"))),
       limit_(params.get_uint("packets")),
       idle_seconds_(params.get_double("idle_timeout")) {
-    if (queue_ >= queues_)
-        params.fail("rx_queue", "'rx_queue' " + std::to_string(queue_) + " does not exist: the port gets " +
-                                 std::to_string(queues_) + " queue(s) ('queues')");
-    if (idle_seconds_ < 0) params.fail("idle_timeout", "'idle_timeout' must be positive (0 = never)");
-    device_ = device_of(params);
+    check_queue(params);
+    device_ = device_of(params);  // the device itself is opened (and checked) by open()
     if (!params.given("idle_timeout") && reads_pcap_file_once(device_))
         idle_seconds_ = kPcapFileIdleSeconds;
 }
@@ -136,13 +141,15 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                param<std::string>("file", "",
                                   "instead of `device`: a capture replayed through a net_pcap vdev made for this "
                                   "node, every RX queue replaying the whole file once"),
-               param<uint64_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
-               param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS"),
-               param<uint64_t>("rxd", 1024, "descriptors per RX queue"),
+               param<uint16_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
+               param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS")
+                   .between(1, 64),
+               param<uint16_t>("rxd", 1024, "descriptors per RX queue").at_least(1),
                param<bool>("promisc", true, "put the port in promiscuous mode"),
                param<uint64_t>("packets", 0, "end of stream after this many packets; 0 = until stopped"),
                param<double>("idle_timeout", 0,
                              "end of stream after this many seconds without a packet; 0 = never "
-                             "(an rx_pcap file device without infinite_rx=1 defaults to 0.25)"));
+                             "(an rx_pcap file device without infinite_rx=1 defaults to 0.25)")
+                   .at_least(0));
 
 }  // namespace tp

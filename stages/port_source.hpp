@@ -56,7 +56,7 @@ public:
     // The device spec the port opens: `device`, or a net_pcap vdev on `file`; LocatedError
     // when neither or both are given.
     static std::string device_of(const ParamValues& p);
-    static void check_params(const ParamValues& p) { device_of(p); }
+    static void check_params(const ParamValues& p);
 
     // Idle time that ends the stream of an rx_pcap file device when idle_timeout is not given.
     static constexpr double kPcapFileIdleSeconds = 0.25;

@@ -16,6 +16,7 @@ namespace tp {
 namespace {
 
 constexpr const char* kColorField = "tilepipe_meter_color";
+constexpr double kRateMax = 1e18;  // rates and bursts stay exact as 64-bit counts
 
 int color_field_offset() {
     static const int offset = [] {
@@ -33,9 +34,10 @@ int color_field_offset() {
 }
 
 // A rate or size parameter as a whole, positive count; 0 where the parameter allows "off".
+// The declarations bound every value to 0..1e18; a value that rounds to 0 is "off".
 uint64_t whole(const ParamValues& p, const char* name, double v, bool zero_ok) {
-    if (std::isnan(v) || v < 0 || (!zero_ok && v == 0) || v > 1e18)
-        p.fail(name, std::string("'") + name + "' must be " + (zero_ok ? "0 or more" : "more than 0"));
+    if (std::llround(v) == 0 && !zero_ok)
+        p.fail(name, std::string("'") + name + "' must be at least 1 (it rounds to a whole count)");
     return static_cast<uint64_t>(std::llround(v));
 }
 
@@ -45,16 +47,34 @@ uint8_t meter_color(const rte_mbuf* m) {
     return *RTE_MBUF_DYNFIELD(m, color_field_offset(), const uint8_t*);
 }
 
+void RateLimit::check_params(const ParamValues& p) {
+    const double rate = p.get_double("rate");
+    const double pps = p.get_double("pps");
+    if ((rate > 0) == (pps > 0))
+        p.fail(rate > 0 ? "pps" : "rate",
+               "set exactly one of 'rate' (bits per second) and 'pps' (packets per second)");
+    const bool packets = pps > 0;
+    const uint64_t committed = packets ? whole(p, "pps", pps, false) : whole(p, "rate", rate / 8, false);
+    whole(p, "burst", p.get_double("burst"), false);
+    if (p.get_string("meter") == "trtcm") {
+        const double peak = p.get_double("peak_rate");
+        const uint64_t peak_rate = whole(p, "peak_rate", packets ? peak : peak / 8, true);
+        if (peak_rate != 0 && peak_rate < committed)
+            p.fail("peak_rate", std::string("'peak_rate' must be at least '") + (packets ? "pps" : "rate") + "'");
+        whole(p, "peak_burst", p.get_double("peak_burst"), true);
+    } else {
+        whole(p, "excess_burst", p.get_double("excess_burst"), true);
+    }
+}
+
 RateLimit::RateLimit(const ParamValues& p) : Stage(kKind) {
+    check_params(p);
     over_rate_ = declare_drop("over_rate");
     yellow_event_ = declare_event("yellow");
     red_event_ = declare_event("red");
 
     const double rate = p.get_double("rate");
     const double pps = p.get_double("pps");
-    if ((rate > 0) == (pps > 0))
-        p.fail(rate > 0 ? "pps" : "rate",
-               "set exactly one of 'rate' (bits per second) and 'pps' (packets per second)");
     packets_ = pps > 0;
     const char* rate_name = packets_ ? "pps" : "rate";
     // The meter counts bytes per second; in packet mode a packet is one "byte".
@@ -68,8 +88,6 @@ RateLimit::RateLimit(const ParamValues& p) : Stage(kKind) {
         const double peak = p.get_double("peak_rate");
         uint64_t peak_rate = whole(p, "peak_rate", packets_ ? peak : peak / 8, true);
         if (peak_rate == 0) peak_rate = committed;
-        if (peak_rate < committed)
-            p.fail("peak_rate", std::string("'peak_rate' must be at least '") + rate_name + "'");
         uint64_t peak_burst = whole(p, "peak_burst", p.get_double("peak_burst"), true);
         if (peak_burst == 0) peak_burst = burst;
         tr_params_ = rte_meter_trtcm_params{committed, peak_rate, burst, peak_burst};
@@ -117,20 +135,23 @@ void RateLimit::process(Burst& b) {
 TILEPIPE_STAGE(RateLimit, "rate_limit",
                "processor: police to a rate with a DPDK rte_meter token bucket (srTCM/trTCM); "
                "red packets dropped (\"over_rate\") or only marked",
-               param<double>("rate", 0, "committed rate in bits per second of frame bytes (0 = use pps)"),
-               param<double>("pps", 0, "committed rate in packets per second (0 = use rate)"),
+               param<double>("rate", 0, "committed rate in bits per second of frame bytes (0 = use pps)").between(0, kRateMax),
+               param<double>("pps", 0, "committed rate in packets per second (0 = use rate)").between(0, kRateMax),
                param<double>("burst", required,
-                             "committed bucket size: bytes with `rate`, packets with `pps`"),
+                             "committed bucket size: bytes with `rate`, packets with `pps`")
+                   .between(0, kRateMax),
                param<std::string>("meter", "srtcm",
                                   "srtcm: single rate three color (RFC 2697); trtcm: two rate "
                                   "three color (RFC 2698)",
                                   {"srtcm", "trtcm"}),
                param<double>("excess_burst", 0,
                              "srtcm: excess bucket size (same unit as burst); packets it admits "
-                             "are yellow and pass; 0 = none"),
+                             "are yellow and pass; 0 = none")
+                   .between(0, kRateMax),
                param<double>("peak_rate", 0,
-                             "trtcm: peak rate, same unit as rate/pps; 0 = the committed rate"),
-               param<double>("peak_burst", 0, "trtcm: peak bucket size; 0 = burst"),
+                             "trtcm: peak rate, same unit as rate/pps; 0 = the committed rate")
+                   .between(0, kRateMax),
+               param<double>("peak_burst", 0, "trtcm: peak bucket size; 0 = burst").between(0, kRateMax),
                param<std::string>("mode", "drop",
                                   "drop: red packets are dropped (reason \"over_rate\"); mark: "
                                   "all pass, each with its color (0 green, 1 yellow, 2 red) in "

@@ -51,6 +51,7 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
 
     explicit RateLimit(const ParamValues& p);
+    static void check_params(const ParamValues& p);
     void open(StageEnv& env) override;
     void process(Burst& b) override;
 

@@ -21,14 +21,16 @@ inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
 
+void Sample::check_params(const ParamValues& p) {
+    if (p.get_double("probability") > 0 && p.given("every"))
+        p.fail("every", "'every' and 'probability' both choose the sample: set only one");
+}
+
 Sample::Sample(const ParamValues& p) : Stage(kKind) {
+    check_params(p);
     sampled_out_ = declare_drop("sampled_out");
     const double probability = p.get_double("probability");
-    if (probability < 0 || probability > 1 || std::isnan(probability))
-        p.fail("probability", "'probability' must be between 0 and 1 (0 = use 'every')");
     if (probability > 0) {
-        if (p.given("every"))
-            p.fail("every", "'every' and 'probability' both choose the sample: set only one");
         random_ = true;
         keep_all_ = probability >= 1;
         // p * 2^64, computed in long double so that small probabilities keep their digits.
@@ -37,7 +39,6 @@ Sample::Sample(const ParamValues& p) : Stage(kKind) {
         for (uint64_t& w : rng_) w = splitmix64(s);
     } else {
         every_ = p.get_uint("every");
-        if (every_ == 0) p.fail("every", "'every' must be at least 1");
     }
 }
 
@@ -85,10 +86,12 @@ TILEPIPE_STAGE(Sample, "sample",
                "processor: keep 1 packet in N, or each with a probability; drop the rest "
                "(reason \"sampled_out\")",
                param<uint64_t>("every", 16,
-                               "keep one packet out of this many, the first one included"),
+                               "keep one packet out of this many, the first one included")
+                   .at_least(1),
                param<double>("probability", 0,
                              "keep each packet with this probability (0 < p <= 1) instead of "
-                             "1 in `every`; 0 = off"),
+                             "1 in `every`; 0 = off")
+                   .between(0, 1),
                param<uint64_t>("seed", 1,
                                "seed of the random sequence for `probability`: the same seed "
                                "keeps the same packets of the same input"));

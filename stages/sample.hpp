@@ -28,6 +28,7 @@ class Sample final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
     static double expected_pass(const ParamValues& p);
+    static void check_params(const ParamValues& p);
 
     explicit Sample(const ParamValues& p);
     void process(Burst& b) override;

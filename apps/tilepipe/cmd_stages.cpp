@@ -1,6 +1,9 @@
 // `tilepipe stages`: every registered stage with its parameters, read from the declarations
 // the stages make where they register.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "apps/tilepipe/commands.hpp"
 #include "framework/stage/registry.hpp"
@@ -14,15 +17,26 @@ int list_stages(const std::string& only) {
         if (!only.empty() && s->name != only) continue;
         found = true;
         std::printf("%s (%s)\n    %s\n", s->name.c_str(), stage_kind_name(s->kind), s->description.c_str());
+        // Columns as wide as this stage's longest entry, so long names never shift the rest.
+        struct Row { std::string name, type, def, help; };
+        std::vector<Row> rows;
+        size_t w_name = 0, w_type = 0, w_def = 0;
         for (const ParamSpec& p : s->params) {
             std::string type = param_type_name(p.type);
             if (!p.choices.empty()) {
                 type.clear();
                 for (const auto& c : p.choices) type += (type.empty() ? "" : "|") + c;
             }
-            const std::string def = p.required ? "required" : "default " + (p.default_text.empty() ? "\"\"" : p.default_text);
-            std::printf("    %-12s %-10s %-18s %s\n", p.name.c_str(), type.c_str(), def.c_str(), p.help.c_str());
+            if (!p.range_text().empty()) type += " " + p.range_text();
+            std::string def = p.required ? "required" : "default " + (p.default_text.empty() ? "\"\"" : p.default_text);
+            rows.push_back({p.name, type, def, p.help});
+            w_name = std::max(w_name, p.name.size());
+            w_type = std::max(w_type, type.size());
+            w_def = std::max(w_def, def.size());
         }
+        for (const Row& r : rows)
+            std::printf("    %-*s  %-*s  %-*s  %s\n", int(w_name), r.name.c_str(), int(w_type), r.type.c_str(),
+                        int(w_def), r.def.c_str(), r.help.c_str());
         std::printf("\n");
     }
     if (!found) {

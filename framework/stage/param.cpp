@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace tp {
@@ -29,6 +30,11 @@ std::string param_default_text(const std::string& v) { return v; }
 
 namespace {
 
+// Decimal unless written with 0x: a leading zero is not octal, so "0100" is a hundred.
+int base_of(const char* digits) {
+    return digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+}
+
 // Accepts decimal with optional k/M/G suffix (powers of 1000) or 0x hex; rejects anything
 // trailing, so "10 packets" is an error rather than 10.
 bool parse_u64(const std::string& s, uint64_t& out) {
@@ -36,7 +42,7 @@ bool parse_u64(const std::string& s, uint64_t& out) {
         return false;
     errno = 0;
     char* end = nullptr;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    unsigned long long v = std::strtoull(s.c_str(), &end, base_of(s.c_str()));
     if (errno != 0 || end == s.c_str()) return false;
     uint64_t mul = 1;
     if (*end == 'k' || *end == 'K') mul = 1000, ++end;
@@ -49,17 +55,21 @@ bool parse_u64(const std::string& s, uint64_t& out) {
 }
 
 bool parse_i64(const std::string& s, int64_t& out) {
-    if (s.empty()) return false;
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
     errno = 0;
     char* end = nullptr;
-    long long v = std::strtoll(s.c_str(), &end, 0);
+    const size_t sign = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    long long v = std::strtoll(s.c_str(), &end, base_of(s.c_str() + sign));
     if (errno != 0 || end == s.c_str() || *end != '\0') return false;
     out = v;
     return true;
 }
 
 bool parse_double(const std::string& s, double& out) {
-    if (s.empty()) return false;
+    // strtod would also take hex floats, "inf" and leading blanks; a config means decimals.
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) ||
+        s.find_first_of("xXpP") != std::string::npos)
+        return false;
     errno = 0;
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
@@ -74,7 +84,20 @@ bool parse_bool(const std::string& s, bool& out) {
     return false;
 }
 
+std::string number_text(long double v) {
+    std::ostringstream os;
+    os.precision(20);
+    os << v;
+    return os.str();
+}
+
 }  // namespace
+
+std::string ParamSpec::range_text() const {
+    if (!bounded) return "";
+    if (!max_declared) return ">= " + number_text(min);
+    return number_text(min) + "-" + number_text(max);
+}
 
 void ParamValues::set(const ParamSpec& spec, const std::string& text, const Location& where) {
     Entry e;
@@ -85,22 +108,37 @@ void ParamValues::set(const ParamSpec& spec, const std::string& text, const Loca
         throw LocatedError(where, "parameter '" + spec.name + "' expects " + what + ", got '" +
                                       text + "'");
     };
+    auto in_range = [&](long double v) {
+        if (v >= spec.min && v <= spec.max) return;
+        std::string range;
+        if (v < spec.min && (spec.bounded && !spec.max_declared))
+            range = "at least " + number_text(spec.min);
+        else if (spec.min == -std::numeric_limits<long double>::infinity())
+            range = "at most " + number_text(spec.max);
+        else
+            range = "from " + number_text(spec.min) + " to " + number_text(spec.max);
+        throw LocatedError(where, "parameter '" + spec.name + "' must be " + range + ", got '" +
+                                      text + "'");
+    };
     switch (spec.type) {
         case ParamType::Uint: {
             uint64_t v;
             if (!parse_u64(text, v)) bad("an unsigned integer");
+            in_range(static_cast<long double>(v));
             e.value = v;
             break;
         }
         case ParamType::Int: {
             int64_t v;
             if (!parse_i64(text, v)) bad("an integer");
+            in_range(static_cast<long double>(v));
             e.value = v;
             break;
         }
         case ParamType::Double: {
             double v;
             if (!parse_double(text, v)) bad("a number");
+            in_range(v);
             e.value = v;
             break;
         }

@@ -1,11 +1,16 @@
 // Stage parameters: declared once where a stage registers (name, type, default, meaning), and
 // read from there by the config validator, `--set`, and `tilepipe stages`.
 //
-//   param<uint32_t>("every", 16, "keep one packet out of this many")
+//   param<uint32_t>("every", 16, "keep one packet out of this many").at_least(1)
 //   param<std::string>("file", required, "capture to replay")
+//
+// Numbers are decimal (with an optional k/M/G suffix for unsigned ones) unless written with 0x;
+// a value outside its declared type's range or the declared bounds is refused where it is
+// written, so a check that a bound can express never needs code in the stage.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <variant>
@@ -30,6 +35,21 @@ struct ParamSpec {
     std::string default_text;  // as a user would write it; empty when required
     std::string help;
     std::vector<std::string> choices;  // for strings: the only accepted values, if any
+    // Accepted range of a number (inclusive); long double holds every 64-bit integer exactly.
+    // Starts as the declared C++ type's range; between()/at_least() narrow it.
+    long double min = -std::numeric_limits<long double>::infinity();
+    long double max = std::numeric_limits<long double>::infinity();
+
+    bool bounded = false;      // narrowed by the declaration (then `tilepipe stages` shows it)
+    bool max_declared = false; // the upper bound is the declaration's, not just the type's
+
+    ParamSpec& between(long double lo, long double hi) {
+        min = lo, max = hi, bounded = max_declared = true;
+        return *this;
+    }
+    ParamSpec& at_least(long double lo) { min = lo, bounded = true; return *this; }
+    // The accepted range as a user reads it: "1-65536", ">= 1"; empty when not narrowed.
+    std::string range_text() const;
 };
 
 template <typename T>
@@ -52,6 +72,10 @@ std::string param_default_text(T v) { return std::to_string(v); }
 template <typename T, typename D>
 ParamSpec param(std::string name, D def, std::string help, std::vector<std::string> choices = {}) {
     ParamSpec p{std::move(name), param_type_of<T>(), false, "", std::move(help), std::move(choices)};
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        p.min = static_cast<long double>(std::numeric_limits<T>::min());
+        p.max = static_cast<long double>(std::numeric_limits<T>::max());
+    }
     if constexpr (std::is_same_v<D, RequiredTag>) p.required = true;
     else if constexpr (std::is_same_v<T, bool>) p.default_text = param_default_text(bool(def));
     else if constexpr (std::is_floating_point_v<T>) p.default_text = param_default_text(double(def));

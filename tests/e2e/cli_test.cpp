@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -55,7 +56,9 @@ TEST(Cli, EverySharedCaptureReplaysWithTcpdumpsCountOrIsRefusedClearly) {
             EXPECT_TRUE(j["pools_full"].get<bool>());
             ++replayed;
         } else {
-            EXPECT_EQ(r.status, 1);
+            // A file that is not a capture tilepipe replays is a mistake in the command line (2),
+            // found before anything starts; a damaged record is found while loading (1).
+            EXPECT_EQ(r.status, r.err.find(": record ") != std::string::npos ? 1 : 2) << r.err;
             EXPECT_NE(r.err.find(file), std::string::npos) << "error does not name the file: " << r.err;
             EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
             const bool unsupported_link = td.link_type != "EN10MB";
@@ -104,7 +107,7 @@ TEST(Cli, BadOverridesAndArgumentsExitNonZeroWithAMessage) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("/nonexistent.yaml: cannot read app config"), std::string::npos) << r.err;
     r = tilepipe("run conf/forward.yaml --pcap /nonexistent.pcap");
-    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("/nonexistent.pcap"), std::string::npos) << r.err;
     r = tilepipe("run conf/default.yaml --loop 3");
     EXPECT_EQ(r.status, 2);
@@ -127,8 +130,8 @@ TEST(Cli, StagesListsEveryStageWithItsParameters) {
     for (const char* s : {"synth (source)", "pcap (source)", "parse (processor)", "pass (processor)",
                           "drop (sink)", "pcap_out (sink)"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s;
-    EXPECT_NE(r.out.find("loop         uint       default 1"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("file         string     required"), std::string::npos);
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n    loop +uint +default 1 "))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n    file +string +required ")));
 }
 
 TEST(Cli, EverySubcommandHasHelpAndValidateChecksWithoutRunning) {

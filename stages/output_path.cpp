@@ -1,0 +1,29 @@
+#include "stages/output_path.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace tp {
+
+void check_output_path(const ParamValues& p, const std::string& name) {
+    const std::string& path = p.get_string(name);
+    if (path.empty()) return;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        p.fail(name, "cannot write '" + path + "': it is a directory");
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    const std::string folder = parent.empty() ? "." : parent.string();
+    if (::stat(folder.c_str(), &st) != 0)
+        p.fail(name, "cannot write '" + path + "': folder '" + folder + "': " + std::strerror(errno));
+    if (!S_ISDIR(st.st_mode)) p.fail(name, "cannot write '" + path + "': '" + folder + "' is not a folder");
+    // An existing file must be writable itself; a new one needs a writable folder.
+    const bool exists = ::access(path.c_str(), F_OK) == 0;
+    if (::access(exists ? path.c_str() : folder.c_str(), W_OK) != 0)
+        p.fail(name, "cannot write '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace tp
