@@ -13,6 +13,7 @@
 
 #include "framework/channel/channel_factory.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
@@ -227,6 +228,9 @@ RunReport AppRunner::run(const RunOptions& opts) {
         }
     }
     scheduler_->join();
+    // A failed tile asked the run to stop; the request ends with the run that made it.
+    for (const auto& t : tasks_)
+        if (t->failed()) clear_stop_request();
     const double seconds =
         std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count();
     return collect(seconds);
@@ -278,11 +282,18 @@ RunReport AppRunner::collect(double seconds) const {
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
+            s.lost_before = st.lost_before.get();
+            r.lost_before_source += s.lost_before;
         }
         if (in.stage->kind() == StageKind::Sink) r.delivered += s.out;
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (tasks_[n]->failed()) {
+            r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});
+            r.drops += tasks_[n]->failure_drops();
+        }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
     return r;
