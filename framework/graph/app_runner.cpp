@@ -32,11 +32,36 @@ uint32_t round_to_pool_size(uint64_t n) {
 
 }  // namespace
 
+namespace {
+ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node);
+
+// Descriptors a device port user's RX and TX rings hold: a NIC fills every RX descriptor with
+// an mbuf of the app's pool when the port starts, and sent mbufs wait in the TX ring until the
+// NIC is done with them. A stage that uses a port declares `queues` and `rxd` and/or `txd`;
+// a ring it does not size has the port registry's default.
+uint64_t ring_mbufs(const NodeConfig& nc, const ParamValues& p) {
+    constexpr uint64_t kRingDefault = 1024;
+    if (nc.stage->find_param("queues") == nullptr) return 0;
+    const auto ring = [&](const char* name) {
+        return nc.stage->find_param(name) != nullptr ? p.get_uint(name) : kRingDefault;
+    };
+    return p.get_uint("queues") * (ring("rxd") + ring("txd"));
+}
+}  // namespace
+
 uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan) {
     uint64_t need = 1024;  // slack for mbufs a stage holds across bursts (reorder, batching)
     for (const GraphEdge& e : plan.graph.edges) need += e.capacity;
     need += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
     need += (plan.threads.cpu_of_thread.size() + 1) * uint64_t(app.pool.cache) * 3 / 2;  // lcore caches
+    // Device rings, once per configured node (a farm's workers share their port).
+    std::vector<bool> counted(app.pipeline.size(), false);
+    for (const GraphNode& g : plan.graph.nodes)
+        for (size_t i : g.stages)
+            if (!counted[i]) {
+                counted[i] = true;
+                need += ring_mbufs(app.pipeline[i], worker_params(app, app.pipeline[i], g));
+            }
     return round_to_pool_size(need);
 }
 

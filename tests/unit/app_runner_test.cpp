@@ -158,6 +158,38 @@ TEST(AppRunner, AFarmOpeningThePipelineReadsOnePortQueuePerWorker) {
     expect_accounted(rtc);
 }
 
+TEST(AppRunner, TheDefaultPoolHoldsEveryDescriptorOfThePortsRings) {
+    // A NIC fills its RX ring from the app's pool when it starts: a bigger ring needs as many
+    // more mbufs, once per queue (here one per worker of an RSS farm).
+    const auto pool_for = [](const std::string& rxd) {
+        const AppConfig app = parse_app_config(
+            "pipeline:\n  - farm:\n      workers: 2\n      emitter: false\n      worker:\n"
+            "        - { stage: port, device: net_null_pool, rxd: " + rxd + " }\n  - drop\n", "t.yaml");
+        return uint64_t(default_pool_mbufs(app, plan_app(app)));
+    };
+    EXPECT_GE(pool_for("32768"), pool_for("64") + 2 * (32768 - 64));
+}
+
+TEST(AppRunner, PacketsLostBeforeTheSourceHaveTheirOwnLineAndField) {
+    RunReport r;
+    r.app = "lost";
+    r.packets = r.delivered = 90;
+    StageReport src;
+    src.name = src.stage = "port";
+    src.kind = "source";
+    src.out = 90;
+    src.lost_before = 10;
+    r.stages.push_back(src);
+    r.lost_before_source = 10;
+    const std::string table = format_table(r);
+    EXPECT_NE(table.find("    lost before source: 10\n"), std::string::npos) << table;
+    EXPECT_NE(table.find("\nlost before source 10 "), std::string::npos) << table;
+    const nlohmann::json j = to_json(r);
+    EXPECT_EQ(j["lost_before_source"], 10);
+    EXPECT_EQ(j["stages"][0]["lost_before"], 10);
+    EXPECT_EQ(j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>() + j["lost_before_source"].get<uint64_t>(), 100u);
+}
+
 // Stages that misbehave on purpose (tests/support/faulty_stages.cpp) show what the runtime
 // promises when a stage fails: the run ends, the report says where and why, and every packet
 // is still accounted for.
