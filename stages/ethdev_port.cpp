@@ -19,7 +19,14 @@ struct PortUse {
     uint32_t users = 0;
     uint16_t queues = 0;
     std::string vdev;  // the virtual device the registry created, to remove at the end
+    RxLosses taken;    // device counters already handed out (or there before configuring)
 };
+
+RxLosses read_rx_losses(uint16_t pid) {
+    rte_eth_stats st{};
+    if (rte_eth_stats_get(pid, &st) != 0) return {};
+    return RxLosses{st.rx_nombuf, st.imissed, st.ierrors};
+}
 
 std::mutex g_mutex;
 std::map<uint16_t, PortUse> g_ports;
@@ -196,6 +203,9 @@ uint16_t ethdev_port_acquire(const PortRequest& r) {
         throw;
     }
     use.users = 1;
+    // Counters start at zero where the device can reset them, else from what they say now.
+    rte_eth_stats_reset(pid);
+    use.taken = read_rx_losses(pid);
     g_ports.emplace(pid, use);
     return pid;
 }
@@ -207,6 +217,20 @@ void ethdev_port_release(uint16_t port_id) {
     if (--it->second.users > 0) return;
     shut_down(port_id, it->second);
     g_ports.erase(it);
+}
+
+RxLosses ethdev_port_take_rx_losses(uint16_t port_id) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_ports.find(port_id);
+    if (it == g_ports.end()) return {};
+    const RxLosses now = read_rx_losses(port_id);
+    RxLosses& taken = it->second.taken;
+    // A counter that went backwards (a device reset behind our back) restarts from zero.
+    const auto since = [](uint64_t now, uint64_t before) { return now >= before ? now - before : now; };
+    const RxLosses fresh{since(now.no_mbuf, taken.no_mbuf), since(now.missed, taken.missed),
+                         since(now.errors, taken.errors)};
+    taken = now;
+    return fresh;
 }
 
 uint32_t ethdev_port_users(uint16_t port_id) {

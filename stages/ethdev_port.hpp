@@ -7,7 +7,7 @@
 //
 // The first user of a port configures it (RSS over IP/TCP/UDP when it asks for more than one
 // queue and the device can hash), sets up every RX queue (receiving into the user's pool) and
-// every TX queue, and starts it; later users only check that their queue exists. The last
+// every TX queue, resets its statistics, and starts it; later users only check that their queue exists. The last
 // user to release it drains what its RX queues still hold (freeing those mbufs), stops it, and
 // removes the virtual device when the registry created it. RX and TX get the same number of
 // queues.
@@ -44,6 +44,17 @@ uint16_t ethdev_port_acquire(const PortRequest& r);
 // The PCI address a `device` spec names ("0000:3b:00.0,arg=1" -> {"0000:3b:00.0"}), or none
 // for a virtual device or an existing port's name: what EAL must be allowed to probe.
 std::vector<std::string> pci_devices_in(const std::string& device);
+
+// What a port's device received but never handed to an RX burst, from its statistics
+// (rte_eth_stats_get): no mbuf to receive into, missed (RX ring full), receive errors.
+struct RxLosses {
+    uint64_t no_mbuf = 0, missed = 0, errors = 0;
+    uint64_t total() const { return no_mbuf + missed + errors; }
+};
+
+// Losses since the registry configured the port that no earlier call took: the counters are
+// port-wide, so each loss is handed to exactly one of the port's users, whichever asks first.
+RxLosses ethdev_port_take_rx_losses(uint16_t port_id);
 
 // Drops one use of `port_id`; the last one stops it (and removes a virtual device it created).
 void ethdev_port_release(uint16_t port_id);

@@ -227,11 +227,7 @@ void PayloadMatch::open(StageEnv&) {
     }
 }
 
-void PayloadMatch::close() {
-    if (alerts_ && !alerts_->ok())
-        spdlog::error("payload_match: writing alerts to '{}' failed", params_.get_string("alerts"));
-    alerts_.reset();
-}
+void PayloadMatch::close() { alerts_.reset(); }
 
 uint32_t PayloadMatch::scan(const rte_mbuf* m) {
     const Region r = payload_region(m);

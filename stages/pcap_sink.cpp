@@ -1,17 +1,17 @@
 #include "stages/pcap_sink.hpp"
 
-#include <pcap/pcap.h>
+#include <fcntl.h>
 #include <rte_mbuf.h>
-#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
 
 #include "descriptors/mbuf_pool.hpp"
+#include "framework/runtime/stop_request.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/output_path.hpp"
 
@@ -20,6 +20,23 @@ namespace tp {
 namespace {
 // libpcap's MAXIMUM_SNAPLEN: readers refuse Ethernet records longer than this.
 constexpr uint64_t kSnaplenMax = 262144;
+// A burst of full-size Ethernet frames fits in one write.
+constexpr size_t kBufferBytes = 64 * 1024;
+
+constexpr uint32_t kMagicNanoseconds = 0xa1b23c4d;
+constexpr uint32_t kLinkEthernet = 1;  // DLT_EN10MB
+
+// The pcap file and record headers, in the host's byte order as the format allows.
+struct FileHeader {
+    uint32_t magic;
+    uint16_t version_major, version_minor;
+    int32_t thiszone;
+    uint32_t sigfigs, snaplen, linktype;
+};
+struct RecordHeader {
+    uint32_t ts_sec, ts_nsec, caplen, len;
+};
+static_assert(sizeof(FileHeader) == 24 && sizeof(RecordHeader) == 16);
 }  // namespace
 
 void PcapSink::check_params(const ParamValues& params) { check_output_path(params, "file"); }
@@ -29,74 +46,112 @@ PcapSink::PcapSink(const ParamValues& params)
     write_error_ = declare_drop("write_error");
 }
 
-PcapSink::~PcapSink() { release_handles(); }
+PcapSink::~PcapSink() {
+    if (fd_ >= 0) ::close(fd_);
+}
 
 void PcapSink::open(StageEnv&) {
     const std::string& path = params_.get_string("file");
-    dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen_),
-                                                 PCAP_TSTAMP_PRECISION_NANO);
-    if (dead_ == nullptr) throw std::runtime_error("libpcap cannot describe an Ethernet capture");
-    // Opened here rather than by pcap_dump_open so the error is ours (and "-" stays a file).
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr) {
-        const std::string why = std::strerror(errno);
-        release_handles();
-        params_.fail("file", "cannot write capture '" + path + "': " + why);
-    }
-    dumper_ = pcap_dump_fopen(dead_, f);
-    if (dumper_ == nullptr) {
-        const std::string why = pcap_geterr(dead_);
-        std::fclose(f);
-        release_handles();
-        params_.fail("file", "cannot write capture '" + path + "': " + why);
-    }
-    linear_.resize(snaplen_);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) params_.fail("file", "cannot write capture '" + path + "': " + std::strerror(errno));
+    buf_.resize(std::max<size_t>(kBufferBytes, sizeof(FileHeader) + sizeof(RecordHeader) + snaplen_));
+    // The header goes out with the first records (or at close): a file that refuses it
+    // refuses packets, which the report then counts.
+    const FileHeader h{kMagicNanoseconds, 2, 4, 0, 0, snaplen_, kLinkEthernet};
+    std::memcpy(buf_.data(), &h, sizeof h);
+    header_ = sizeof h;
+    file_bytes_ = 0;
     failed_ = false;
+    error_.clear();
+}
+
+size_t PcapSink::write_out(size_t bytes) {
+    size_t at = 0;
+    while (at < bytes) {
+        const ssize_t w = ::write(fd_, buf_.data() + at, bytes - at);
+        if (w > 0) {
+            at += static_cast<size_t>(w);
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else {
+            failed_ = true;
+            error_ = w < 0 ? std::strerror(errno) : "the file takes no more bytes";
+            break;
+        }
+    }
+    return at;
+}
+
+void PcapSink::after_failed_write() {
+    // A record cut short would make readers stop with an error: keep whole records only. A
+    // device (/dev/full) cannot be cut, and has nothing to read back.
+    if (ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0) errno = 0;
+    request_stop();  // nothing more can be written: end the run as Ctrl-C does
 }
 
 void PcapSink::process(Burst& b) {
-    if (failed_ || dumper_ == nullptr) {
+    if (failed_ || fd_ < 0) {
         for (const PacketDesc& d : b) drop(d, write_error_);
         b.n = 0;
         return;
     }
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
-    pcap_pkthdr h{};
-    h.ts.tv_sec = now.tv_sec;
-    h.ts.tv_usec = now.tv_nsec;  // a nanosecond file: libpcap writes this field as is
+    RecordHeader h{static_cast<uint32_t>(now.tv_sec), static_cast<uint32_t>(now.tv_nsec), 0, 0};
 
     rte_mbuf* written[kBurstMax];
-    for (uint16_t i = 0; i < b.n; ++i) {
+    uint16_t n_written = 0;
+    uint16_t from = 0;          // first packet whose record is in buf_
+    size_t used = header_;      // bytes in buf_
+    size_t end[kBurstMax];      // where each buffered record ends in buf_
+    // Writes what is buffered; the packets whose records reached the file are delivered.
+    const auto write_buffered = [&](uint16_t upto) {
+        const size_t reached = write_out(used);
+        size_t whole = reached >= header_ ? header_ : 0;  // bytes of whole records (and header)
+        for (uint16_t i = from; i < upto && end[i] <= reached; ++i) {
+            written[n_written++] = b.d[i].mbuf;
+            whole = end[i];
+        }
+        file_bytes_ += whole;
+        if (failed_) after_failed_write();
+        header_ = 0;
+        used = 0;
+        from = upto;
+    };
+    for (uint16_t i = 0; i < b.n && !failed_; ++i) {
         rte_mbuf* m = b.d[i].mbuf;
         h.len = rte_pktmbuf_pkt_len(m);
         h.caplen = std::min(h.len, snaplen_);
-        // Points into the mbuf when the first segment holds the bytes, else copies to linear_.
-        const void* bytes = rte_pktmbuf_read(m, 0, h.caplen, linear_.data());
-        pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, static_cast<const u_char*>(bytes));
-        written[i] = m;
+        if (used + sizeof h + h.caplen > buf_.size()) write_buffered(i);
+        if (failed_) break;
+        std::memcpy(buf_.data() + used, &h, sizeof h);
+        uint8_t* at = buf_.data() + used + sizeof h;
+        // Copies segment by segment into the buffer; a one-segment frame comes back as a pointer.
+        const void* bytes = rte_pktmbuf_read(m, 0, h.caplen, at);
+        if (bytes != at) std::memcpy(at, bytes, h.caplen);
+        used += sizeof h + h.caplen;
+        end[i] = used;
     }
-    if (std::ferror(pcap_dump_file(dumper_)) != 0) {
-        failed_ = true;
-        for (const PacketDesc& d : b) drop(d, write_error_);
-    } else {
-        free_packets(written, b.n);
-    }
+    if (!failed_ && used > header_) write_buffered(b.n);
+    free_packets(written, n_written);
+    // Packets are written in order: the ones after the last whole record did not reach the file.
+    for (uint16_t i = n_written; i < b.n; ++i) drop(b.d[i], write_error_);
     b.n = 0;
 }
 
 void PcapSink::close() {
-    if (dumper_ != nullptr && (pcap_dump_flush(dumper_) != 0 || failed_))
-        spdlog::error("{}: writing the capture failed; it is incomplete",
-                      params_.get_string("file"));
-    release_handles();
-}
-
-void PcapSink::release_handles() {
-    if (dumper_ != nullptr) pcap_dump_close(dumper_);
-    if (dead_ != nullptr) pcap_close(dead_);
-    dumper_ = nullptr;
-    dead_ = nullptr;
+    if (fd_ < 0) return;
+    if (!failed_ && header_ != 0) write_out(header_);  // no packet came: the file is a header
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0 && !failed_) {
+        failed_ = true;
+        error_ = std::strerror(errno);
+    }
+    if (failed_)
+        throw std::runtime_error("cannot write capture '" + params_.get_string("file") + "': " + error_ + " (" +
+                                 std::to_string(stats().reason[write_error_].get()) +
+                                 " packets dropped as write_error)");
 }
 
 TILEPIPE_STAGE(PcapSink, "pcap_out", "write every packet to a pcap file (Ethernet, ns timestamps)",

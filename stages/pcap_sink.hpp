@@ -9,13 +9,15 @@
 //            original length recorded (1 to 262144, libpcap's limit)
 //
 // The file is Ethernet (DLT_EN10MB) with nanosecond timestamps (magic a1b23c4d); each packet
-// is stamped with the wall-clock time of the burst that wrote it. Chained mbufs are linearised
-// into one buffer allocated at open, never per packet. Records reach the disk through stdio's
-// buffer: close() flushes and closes the file.
+// is stamped with the wall-clock time of the burst that wrote it. Records of a burst are laid
+// out in one buffer allocated at open (chained mbufs copied segment by segment) and handed to
+// the kernel with one write() per burst: a packet counts as delivered once its whole record
+// was written, so nothing delivered waits in a buffer when the run ends.
 //
-// Drops: `write_error` — once the file reports an error (disk full, I/O error) every packet of
-// that burst and of the bursts after it is counted here instead of as delivered. Bytes lost in
-// stdio's buffer before the error showed count as delivered.
+// Drops: `write_error` — a write the file refuses (disk full, file too large, I/O error) drops
+// exactly the packets whose records did not reach it, and the file is cut back to its last
+// whole record. From then on every packet arriving is dropped the same way, the sink asks the
+// run to stop (as Ctrl-C does), and close() throws an error naming the file: the run fails.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +26,6 @@
 
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
-
-struct pcap;
-struct pcap_dumper;
 
 namespace tp {
 
@@ -41,18 +40,22 @@ public:
 
     void open(StageEnv& env) override;
     void process(Burst& b) override;
+    // Throws std::runtime_error naming the file when a write or the close failed.
     void close() override;
 
 private:
-    void release_handles();
+    size_t write_out(size_t bytes);  // buf_[0, bytes) to the file; returns what reached it
+    void after_failed_write();       // cut the file to whole records, stop the run
 
     ParamValues params_;
     uint32_t snaplen_;
     uint16_t write_error_;
-    struct pcap* dead_ = nullptr;      // libpcap's handle describing the file (no capture)
-    struct pcap_dumper* dumper_ = nullptr;
-    std::vector<uint8_t> linear_;      // one frame of a chain, laid out contiguously
-    bool failed_ = false;              // the file reported a write error
+    int fd_ = -1;
+    std::vector<uint8_t> buf_;   // records of the burst being written (the file header first)
+    size_t header_ = 0;          // bytes of buf_ that are the file header, not yet written
+    uint64_t file_bytes_ = 0;    // whole records (and header) in the file
+    bool failed_ = false;        // the file refused a write
+    std::string error_;          // why
 };
 
 }  // namespace tp

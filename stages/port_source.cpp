@@ -1,5 +1,6 @@
 #include "stages/port_source.hpp"
 
+#include <pcap/pcap.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
+#include <string_view>
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
@@ -17,10 +19,33 @@ namespace tp {
 
 namespace {
 
-// A net_pcap device replaying a file once: it goes quiet at the end instead of saying so.
-bool reads_pcap_file_once(const std::string& device) {
-    return device.rfind("net_pcap", 0) == 0 && device.find("rx_pcap=") != std::string::npos &&
-           device.find("infinite_rx=1") == std::string::npos;
+// The files a net_pcap device replays once, one per RX queue in order (none when it reads an
+// interface or replays forever with infinite_rx=1).
+std::vector<std::string> pcap_files_replayed_once(const std::string& device) {
+    std::vector<std::string> files;
+    if (device.rfind("net_pcap", 0) != 0 || device.find("infinite_rx=1") != std::string::npos) return files;
+    constexpr std::string_view kArg = "rx_pcap=";
+    for (size_t at = device.find(','); at != std::string::npos;) {
+        const size_t next = device.find(',', at + 1);
+        const std::string arg = device.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+        if (arg.rfind(kArg, 0) == 0) files.push_back(arg.substr(kArg.size()));
+        at = next;
+    }
+    return files;
+}
+
+// Records libpcap reads from `path` before its end (or its first bad record): what net_pcap
+// replays from it.
+uint64_t records_in(const std::string& path) {
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline(path.c_str(), err);
+    if (p == nullptr) throw std::runtime_error(err);
+    uint64_t n = 0;
+    pcap_pkthdr* h;
+    const u_char* data;
+    while (pcap_next_ex(p, &h, &data) == 1) ++n;
+    pcap_close(p);
+    return n;
 }
 
 }  // namespace
@@ -70,8 +95,9 @@ PortSource::PortSource(const ParamValues& params)
       idle_seconds_(params.get_double("idle_timeout")) {
     check_queue(params);
     device_ = device_of(params);  // the device itself is opened (and checked) by open()
-    if (!params.given("idle_timeout") && reads_pcap_file_once(device_))
-        idle_seconds_ = kPcapFileIdleSeconds;
+    no_mbuf_ = declare_event("rx_nombuf");
+    missed_ = declare_event("imissed");
+    errors_ = declare_event("ierrors");
 }
 
 PortSource::~PortSource() { close(); }
@@ -93,6 +119,20 @@ void PortSource::open(StageEnv& env) {
         params_.fail(params_.get_string("device").empty() ? "file" : "device", r.device + ": " + e.what());
     }
     opened_ = true;
+    replay_ = {};
+    const std::vector<std::string> files = pcap_files_replayed_once(device_);
+    if (queue_ < files.size()) {
+        try {
+            for (size_t q = 0; q < files.size(); ++q) {
+                const uint64_t n = records_in(files[q]);
+                replay_.port_total += n;
+                if (q == queue_) replay_.queue_total = n;
+            }
+        } catch (const std::runtime_error& e) {
+            params_.fail(params_.get_string("device").empty() ? "file" : "device", e.what());
+        }
+        replay_.active = true;
+    }
     desc_port_ = env.port;
     received_ = 0;
     last_rx_tsc_ = 0;
@@ -106,6 +146,7 @@ SourceStatus PortSource::produce(Burst& b) {
     rte_mbuf* m[kBurstMax];
     const uint16_t n = rte_eth_rx_burst(port_id_, queue_, m, want);
     if (n == 0) {
+        if (replay_.active && replay_ended()) return SourceStatus::Done;
         if (idle_cycles_ == 0) return SourceStatus::Idle;
         const uint64_t now = rte_rdtsc();
         if (last_rx_tsc_ == 0) last_rx_tsc_ = now;  // the silence counts from the first poll
@@ -125,9 +166,23 @@ SourceStatus PortSource::produce(Burst& b) {
     return SourceStatus::Produced;
 }
 
+bool PortSource::replay_ended() {
+    if (received_ >= replay_.queue_total) return true;  // every record of this queue's file came
+    // Some were lost on the way (no mbuf, errors): the device-wide counters say when every
+    // record of every queue's file was either received or lost.
+    rte_eth_stats st{};
+    if (rte_eth_stats_get(port_id_, &st) != 0) return false;
+    return st.ipackets + st.rx_nombuf + st.imissed + st.ierrors >= replay_.port_total;
+}
+
 void PortSource::close() {
     if (!opened_) return;
     opened_ = false;
+    const RxLosses lost = ethdev_port_take_rx_losses(port_id_);
+    count_event(no_mbuf_, lost.no_mbuf);
+    count_event(missed_, lost.missed);
+    count_event(errors_, lost.errors);
+    stats().lost_before.add(lost.total());
     ethdev_port_release(port_id_);
 }
 
@@ -149,7 +204,7 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                param<uint64_t>("packets", 0, "end of stream after this many packets; 0 = until stopped"),
                param<double>("idle_timeout", 0,
                              "end of stream after this many seconds without a packet; 0 = never "
-                             "(an rx_pcap file device without infinite_rx=1 defaults to 0.25)")
+                             "(a file replayed once ends after its last record, received or lost)")
                    .at_least(0));
 
 }  // namespace tp

@@ -30,8 +30,15 @@
 // that device only (with no such stage it starts with --no-pci).
 //
 // A net_pcap device reading a file (`rx_pcap=`, without `infinite_rx=1`) never says that the
-// file ended: it just stops delivering. Unless `idle_timeout` is given, such a source ends its
-// stream after 0.25 s without a packet.
+// file ended: it just stops delivering. Such a source counts the records of its queue's file
+// at open and ends its stream once it has received them all, or, when some were lost on the
+// way, once the device's counters (received + no mbuf + missed + errors) cover every record of
+// every queue's file: the whole file is read however slowly the app drains it.
+//
+// Packets lost before the source: at close the source reads the device's rx_nombuf, imissed
+// and ierrors (port-wide; each loss goes to one of the port's sources) into the events of the
+// same names and into the report's `lost_before` of the stage, so delivered + dropped + lost
+// before source is what the device saw.
 //
 // Descriptors: flow_hash is the NIC's RSS hash when the mbuf carries one (else 0, for `parse`
 // to fill), port is the app's port id for this source, type 0. mbuf->port keeps the ethdev id.
@@ -58,9 +65,6 @@ public:
     static std::string device_of(const ParamValues& p);
     static void check_params(const ParamValues& p);
 
-    // Idle time that ends the stream of an rx_pcap file device when idle_timeout is not given.
-    static constexpr double kPcapFileIdleSeconds = 0.25;
-
     explicit PortSource(const ParamValues& params);
     ~PortSource() override;
 
@@ -70,10 +74,11 @@ public:
 
     // The ethdev port id (valid between open() and close()).
     uint16_t port_id() const { return port_id_; }
-    // Seconds of silence that end the stream, 0 = never (after defaults for rx_pcap devices).
+    // Seconds of silence that end the stream, 0 = never.
     double idle_timeout() const { return idle_seconds_; }
 
 private:
+    bool replay_ended();
     ParamValues params_;
     uint16_t queue_;
     uint16_t queues_;
@@ -89,6 +94,12 @@ private:
     uint64_t received_ = 0;
     uint64_t idle_cycles_ = 0;  // 0 = never
     uint64_t last_rx_tsc_ = 0;  // 0 until the first produce()
+    struct Replay {             // a file replayed once through net_pcap
+        bool active = false;
+        uint64_t queue_total = 0;  // records in this queue's file
+        uint64_t port_total = 0;   // records in every queue's file
+    } replay_;
+    uint16_t no_mbuf_ = 0, missed_ = 0, errors_ = 0;  // events
 };
 
 }  // namespace tp

@@ -19,7 +19,7 @@ std::shared_ptr<SharedOutputFile> SharedOutputFile::open(const std::string& path
     }
     FILE* f = std::fopen(path.c_str(), "w");
     if (f == nullptr) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-    auto file = std::shared_ptr<SharedOutputFile>(new SharedOutputFile(f, format));
+    auto file = std::shared_ptr<SharedOutputFile>(new SharedOutputFile(f, path, format));
     if (!header.empty()) file->write(header);
     registry[path] = file;
     return file;
@@ -29,13 +29,9 @@ SharedOutputFile::~SharedOutputFile() { std::fclose(f_); }
 
 void SharedOutputFile::write(const std::string& text) {
     const std::lock_guard<std::mutex> g(lock_);
-    std::fwrite(text.data(), 1, text.size(), f_);
-    std::fflush(f_);
-}
-
-bool SharedOutputFile::ok() const {
-    const std::lock_guard<std::mutex> g(lock_);
-    return std::ferror(f_) == 0;
+    if (error_.empty() && (std::fwrite(text.data(), 1, text.size(), f_) != text.size() || std::fflush(f_) != 0))
+        error_ = std::strerror(errno);
+    if (!error_.empty()) throw std::runtime_error("cannot write '" + path_ + "': " + error_);
 }
 
 }  // namespace tp

@@ -3,6 +3,9 @@
 // header, the last owner to let go closes it, and every write lands whole under a lock and is
 // flushed, so lines from different workers never interleave and a reader sees them promptly.
 // Writers batch their lines (per burst, per export period): a write is not a per-packet call.
+// Every write and flush is checked: one the file refuses (disk full, I/O error) throws an error
+// naming the file, which fails the writing node (and so the run) instead of truncating the
+// file silently; what was written before stays whole.
 #pragma once
 
 #include <cstdio>
@@ -29,14 +32,18 @@ public:
     SharedOutputFile(const SharedOutputFile&) = delete;
     SharedOutputFile& operator=(const SharedOutputFile&) = delete;
 
+    // Writes `text` whole and flushes it; throws std::runtime_error naming the file when the
+    // file refuses it (then, and for every later write).
     void write(const std::string& text);
-    bool ok() const;  // no write has failed so far
 
 private:
-    SharedOutputFile(FILE* f, std::string format) : f_(f), format_(std::move(format)) {}
-    mutable std::mutex lock_;
+    SharedOutputFile(FILE* f, std::string path, std::string format)
+        : f_(f), path_(std::move(path)), format_(std::move(format)) {}
+    std::mutex lock_;
     FILE* f_;
+    std::string path_;
     std::string format_;
+    std::string error_;  // the first refusal, repeated to later writers
 };
 
 }  // namespace tp

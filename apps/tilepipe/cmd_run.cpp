@@ -72,12 +72,14 @@ int run(const RunArgs& args) {
     }
     std::fputs(format_table(report).c_str(), stdout);
     if (json_file.is_open()) json_file << to_json(report).dump(2) << '\n';
+    for (const FailureReport& f : report.failures)
+        std::fprintf(stderr, "tilepipe: node '%s' failed: %s\n", f.node.c_str(), f.error.c_str());
     if (report.unaccounted != 0 || !report.pools_full()) {
         std::fprintf(stderr, "tilepipe: accounting failed: %lld packets unaccounted, pools %s\n",
                      (long long)report.unaccounted, report.pools_full() ? "full" : "not full");
         return kExitAccounting;
     }
-    return kExitOk;
+    return report.failures.empty() ? kExitOk : kExitRuntime;
 }
 
 }  // namespace

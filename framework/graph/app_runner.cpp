@@ -13,6 +13,7 @@
 
 #include "framework/channel/channel_factory.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
@@ -31,11 +32,36 @@ uint32_t round_to_pool_size(uint64_t n) {
 
 }  // namespace
 
+namespace {
+ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node);
+
+// Descriptors a device port user's RX and TX rings hold: a NIC fills every RX descriptor with
+// an mbuf of the app's pool when the port starts, and sent mbufs wait in the TX ring until the
+// NIC is done with them. A stage that uses a port declares `queues` and `rxd` and/or `txd`;
+// a ring it does not size has the port registry's default.
+uint64_t ring_mbufs(const NodeConfig& nc, const ParamValues& p) {
+    constexpr uint64_t kRingDefault = 1024;
+    if (nc.stage->find_param("queues") == nullptr) return 0;
+    const auto ring = [&](const char* name) {
+        return nc.stage->find_param(name) != nullptr ? p.get_uint(name) : kRingDefault;
+    };
+    return p.get_uint("queues") * (ring("rxd") + ring("txd"));
+}
+}  // namespace
+
 uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan) {
     uint64_t need = 1024;  // slack for mbufs a stage holds across bursts (reorder, batching)
     for (const GraphEdge& e : plan.graph.edges) need += e.capacity;
     need += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
     need += (plan.threads.cpu_of_thread.size() + 1) * uint64_t(app.pool.cache) * 3 / 2;  // lcore caches
+    // Device rings, once per configured node (a farm's workers share their port).
+    std::vector<bool> counted(app.pipeline.size(), false);
+    for (const GraphNode& g : plan.graph.nodes)
+        for (size_t i : g.stages)
+            if (!counted[i]) {
+                counted[i] = true;
+                need += ring_mbufs(app.pipeline[i], worker_params(app, app.pipeline[i], g));
+            }
     return round_to_pool_size(need);
 }
 
@@ -227,6 +253,9 @@ RunReport AppRunner::run(const RunOptions& opts) {
         }
     }
     scheduler_->join();
+    // A failed tile asked the run to stop; the request ends with the run that made it.
+    for (const auto& t : tasks_)
+        if (t->failed()) clear_stop_request();
     const double seconds =
         std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count();
     return collect(seconds);
@@ -278,11 +307,18 @@ RunReport AppRunner::collect(double seconds) const {
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
+            s.lost_before = st.lost_before.get();
+            r.lost_before_source += s.lost_before;
         }
         if (in.stage->kind() == StageKind::Sink) r.delivered += s.out;
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (tasks_[n]->failed()) {
+            r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});
+            r.drops += tasks_[n]->failure_drops();
+        }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
     return r;

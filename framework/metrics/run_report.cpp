@@ -48,11 +48,17 @@ std::string format_table(const RunReport& r) {
             if (n != 0) s += "    drop " + why + ": " + std::to_string(n) + "\n";
         for (const auto& [what, n] : st.events)
             if (n != 0) s += "    " + what + ": " + std::to_string(n) + "\n";
+        if (st.lost_before != 0) s += "    lost before source: " + std::to_string(st.lost_before) + "\n";
     }
+    for (const auto& f : r.failures)
+        s += "node '" + f.node + "' failed: " + f.error + " (" + std::to_string(f.dropped) +
+             " packets in flight dropped)\n";
     std::snprintf(line, sizeof line, "delivered %llu, dropped %llu, unaccounted %lld; pools %s\n",
                   (unsigned long long)r.delivered, (unsigned long long)r.drops, (long long)r.unaccounted,
                   r.pools_full() ? "full" : "NOT FULL (mbufs leaked)");
     s += line;
+    if (r.lost_before_source != 0)
+        s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
     return s;
 }
 
@@ -70,6 +76,7 @@ nlohmann::json to_json(const RunReport& r) {
                           {"bytes", st.bytes},
                           {"busy", st.busy},
                           {"cycles_per_packet", st.cycles_per_packet()},
+                          {"lost_before", st.lost_before},
                           {"drop_reasons", st.drop_reasons},
                           {"events", st.events}});
     }
@@ -83,6 +90,9 @@ nlohmann::json to_json(const RunReport& r) {
     nlohmann::json pools = nlohmann::json::array();
     for (const auto& p : r.pools)
         pools.push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
+    nlohmann::json failures = nlohmann::json::array();
+    for (const auto& f : r.failures)
+        failures.push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
     return {{"app", r.app},
             {"packets", r.packets},
             {"bytes", r.bytes},
@@ -93,6 +103,8 @@ nlohmann::json to_json(const RunReport& r) {
             {"drops", r.drops},
             {"delivered", r.delivered},
             {"unaccounted", r.unaccounted},
+            {"lost_before_source", r.lost_before_source},
+            {"failures", failures},
             {"pools_full", r.pools_full()},
             {"topology", r.topology},
             {"threads", r.threads},

@@ -1,8 +1,10 @@
 // RunReport: what a run did, as a human table and as JSON (`--json OUT`).
 //
 // `packets`/`bytes` count what the sources emitted; every one of those packets is accounted
-// for by a sink's `out` or some stage's `drops` (`unaccounted` is the difference, 0 in a
-// correct run). gbps_l2 = frame bytes x 8 / s; gbps_l1 adds 24 B per packet (preamble, IFG,
+// for by a sink's `out`, some stage's `drops` or a failed node's in-flight drops (`unaccounted`
+// is the difference, 0 in a correct run). `lost_before_source` counts what devices received
+// but never handed to a source (no mbuf, missed, errors): delivered + dropped + lost before
+// source is what the devices saw. gbps_l2 = frame bytes x 8 / s; gbps_l1 adds 24 B per packet (preamble, IFG,
 // FCS) as a line-rate figure.
 #pragma once
 
@@ -22,6 +24,7 @@ struct StageReport {
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, bytes = 0, cycles = 0;
+    uint64_t lost_before = 0;  // sources: packets their device lost before handing them over
     double busy = 0;  // fraction of the run spent inside the stage (vs. polling, waiting)
     std::map<std::string, uint64_t> drop_reasons;
     std::map<std::string, uint64_t> events;
@@ -50,6 +53,13 @@ struct PoolReport {
     uint64_t available = 0;
 };
 
+// A node whose tile caught an exception: the run stopped early because of it.
+struct FailureReport {
+    std::string node;
+    std::string error;
+    uint64_t dropped = 0;  // packets in flight in the node when it failed or reaching it after
+};
+
 struct RunReport {
     std::string app;
     uint64_t packets = 0;
@@ -58,12 +68,14 @@ struct RunReport {
     uint64_t drops = 0;
     uint64_t delivered = 0;  // sum of sinks' out
     int64_t unaccounted = 0; // packets - delivered - drops
+    uint64_t lost_before_source = 0;  // sum of the sources' lost_before
     std::string topology;
     size_t threads = 0;
     std::vector<StageReport> stages;
     std::vector<TileReport> tiles;
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
+    std::vector<FailureReport> failures;  // empty in a run that did not fail
 
     double mpps() const;
     double gbps_l2() const;

@@ -103,17 +103,38 @@ bool MapWorkerTask::poll() {
     MapTaskSlots::Slot& s = slots_[idx];
     uint16_t first, count;
     slots_.slice(w_, s.input.n, first, count);
-    Burst part;
+    Burst& part = part_;
     std::copy_n(s.input.d + first, count, part.d);
     part.n = count;
-    run_stage_chain(chain_, part);
+    if (failed()) {
+        for (const PacketDesc& d : part) drop_after_failure(d);
+        part.n = 0;
+    } else {
+        run_stage_chain(chain_, part);
+    }
     MapTaskSlots::Share& out = s.shares[w_];
     std::copy_n(part.d, part.n, out.d);
     out.n = part.n;
+    part.n = 0;
 
     const auto to_collector = static_cast<uint32_t>(children_.size());
     if (!collector_->try_send(idx)) unsent_.push_back(to_collector);
     return true;
+}
+
+bool MapWorkerTask::poll_failed() {
+    if (done_) return false;
+    if (!reported_failure_) {
+        // The chain threw on this task's share: what it held is given back, the collector gets
+        // an empty partial so the task completes, and later shares are given back unprocessed.
+        reported_failure_ = true;
+        for (const PacketDesc& d : part_) drop_after_failure(d);
+        part_.n = 0;
+        slots_[current_].shares[w_].n = 0;
+        unsent_.push_back(static_cast<uint32_t>(children_.size()));
+        return true;
+    }
+    return poll();  // forwards and completes tasks, giving back its shares (failed())
 }
 
 // ---- collector ----

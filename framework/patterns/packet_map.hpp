@@ -81,10 +81,14 @@ public:
                   std::vector<Channel<uint64_t>*> to_children, Channel<uint64_t>* to_collector);
     bool poll() override;
     bool done() const override { return done_; }
+    // A failed worker keeps the map flowing: it forwards every task and returns an empty share.
+    bool poll_failed() override;
 
 private:
     MapTaskSlots& slots_;
     uint32_t w_;
+    Burst part_;                    // this worker's share while its chain runs
+    bool reported_failure_ = false;
     std::vector<Stage*> chain_;
     Channel<uint64_t>* in_;
     std::vector<Channel<uint64_t>*> children_;

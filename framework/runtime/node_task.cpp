@@ -3,7 +3,10 @@
 #include <rte_cycles.h>
 #include <rte_prefetch.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <exception>
 
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stage_chain.hpp"
@@ -119,9 +122,12 @@ bool NodeTask::take(Burst& b) {
         next_input_ = (at + 1) % k;
         b.n = static_cast<uint16_t>(n);
         if (!window_) return true;
-        for (uint16_t j = 0; j < b.n; ++j) {
-            const PacketDesc& d = b.d[j];
+        // From the end, so that b.n always counts what the window does not hold yet (what a
+        // failed insert leaves in hand).
+        while (b.n != 0) {
+            const PacketDesc& d = b.d[b.n - 1];
             window_->insert(d.mbuf != nullptr ? packet_sequence(d.mbuf, seq_offset_) : d.flow_hash, d);
+            --b.n;
         }
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
         return true;  // something was received even if nothing is in order yet
@@ -140,7 +146,7 @@ void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
     uint32_t seqs[kBurstMax];
     bool hole[kBurstMax];
     const uint16_t n = b.n;
-    Burst kept;
+    Burst& kept = kept_;
     kept.n = 0;
     for (uint16_t j = 0; j < n; ++j) {
         const PacketDesc& d = b.d[j];
@@ -148,19 +154,77 @@ void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
         seqs[j] = hole[j] ? d.flow_hash : packet_sequence(d.mbuf, seq_offset_);
         if (!hole[j]) kept.d[kept.n++] = d;
     }
+    b.n = 0;  // the chain holds the packets now (kept_), b only the numbers
     if (kept.n != 0) run_chain(kept, from);
     uint16_t k = 0;
-    b.n = 0;
     for (uint16_t j = 0; j < n; ++j) {
         if (!hole[j] && k < kept.n && packet_sequence(kept.d[k].mbuf, seq_offset_) == seqs[j]) b.d[b.n++] = kept.d[k++];
         else b.d[b.n++] = PacketDesc{nullptr, seqs[j], 0, 0, 0};
     }
+    kept.n = 0;
+}
+
+void NodeTask::close_stages() {
+    // Counted before the call: a close() that throws is not repeated by the failure path.
+    while (closed_ < s_.chain.size()) s_.chain[closed_++]->close();
 }
 
 void NodeTask::finish() {
-    for (Stage* st : s_.chain) st->close();
+    close_stages();
     for (auto* out : s_.outputs) out->close();
     done_ = true;
+}
+
+void NodeTask::give_back_held() {
+    for (const PacketDesc& d : hand_) drop_after_failure(d);
+    for (const PacketDesc& d : kept_) drop_after_failure(d);
+    hand_.n = kept_.n = 0;
+    for (size_t o = 0; o < out_.size(); ++o) {
+        for (uint16_t i = out_at_[o]; i < out_[o].n; ++i) drop_after_failure(out_[o].d[i]);
+        out_[o].n = out_at_[o] = 0;
+    }
+    for (uint16_t i = any_at_; i < any_.n; ++i) drop_after_failure(any_.d[i]);
+    any_.n = any_at_ = 0;
+    if (window_) {
+        PacketDesc d[kBurstMax];
+        while (uint32_t n = window_->release_skipping_gaps(d, kBurstMax))
+            for (uint32_t i = 0; i < n; ++i) drop_after_failure(d[i]);
+    }
+}
+
+bool NodeTask::poll_failed() {
+    if (done_) return false;
+    if (!abandoned_) {
+        abandoned_ = true;
+        give_back_held();
+        // The other stages still end their work (flush files, release ports); a second error
+        // there is logged, the first one is the node's failure.
+        while (closed_ < s_.chain.size()) {
+            try {
+                close_stages();
+            } catch (const std::exception& e) {
+                spdlog::error("closing a stage after the failure: {}", e.what());
+            }
+        }
+        for (auto* out : s_.outputs) out->close();
+        return true;
+    }
+    // Upstream still sends until the stop request reaches its sources: free and count it all.
+    const auto drain = [this] {
+        bool got = false;
+        for (auto* in : s_.inputs) {
+            hand_.n = static_cast<uint16_t>(in->try_recv_burst(hand_.d, kBurstMax));
+            got |= hand_.n != 0;
+            for (const PacketDesc& d : hand_) drop_after_failure(d);
+            hand_.n = 0;
+        }
+        return got;
+    };
+    if (drain()) return true;
+    // closed() is read with acquire after each sender's last send: one more look sees it all.
+    if (!inputs_exhausted() || drain()) return false;
+    done_ = true;
+    return true;
 }
 
 bool NodeTask::poll() {
@@ -170,7 +234,8 @@ bool NodeTask::poll() {
         progress = flush();
         if (pending()) return progress;  // downstream still full: back-pressure
     }
-    Burst b;
+    Burst& b = hand_;
+    b.n = 0;
     size_t first = 0;
     if (is_source_) {
         Stage& src = *s_.chain.front();
@@ -195,6 +260,8 @@ bool NodeTask::poll() {
         // everything that was sent.
         if (!inputs_exhausted() || take(b)) {
             if (b.n == 0) return progress;
+        } else if (window_ && (b.n = static_cast<uint16_t>(window_->release_skipping_gaps(b.d, kBurstMax))) != 0) {
+            // numbers a failed worker never returned: the rest goes on in order
         } else {
             finish();
             return true;
@@ -202,8 +269,12 @@ bool NodeTask::poll() {
     }
 
     process(b, first);
+    b.n = 0;  // staged for the outputs (or consumed by a sink)
     if (s_.dispatch == Dispatch::FlowHash && !is_source_)
-        for (uint16_t k = 1; k < kGatherBursts && room_for_a_burst() && take(b); ++k) process(b, 0);
+        for (uint16_t k = 1; k < kGatherBursts && room_for_a_burst() && take(b); ++k) {
+            process(b, 0);
+            b.n = 0;
+        }
     flush();
     return true;
 }

@@ -14,6 +14,10 @@
 // 32/W, a node that dispatches by flow hash gathers up to kGatherBursts input bursts into its
 // per-output staging before sending (still within one poll: nothing waits for a later one).
 // Counters are the stages' own (single writer: the tile running this task).
+// Failure (a stage threw): poll_failed() frees and counts the burst in hand, what the staging
+// and the reorder window hold, closes the stages not yet closed and the outputs, then frees
+// and counts what still arrives until every input is closed. An ordered collector whose
+// inputs ended with numbers still missing (a failed worker's) releases the rest in order.
 #pragma once
 
 #include <memory>
@@ -47,6 +51,7 @@ public:
     // True when it moved at least one packet or reached end of stream.
     bool poll() override;
     bool done() const override { return done_; }
+    bool poll_failed() override;
 
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none
@@ -59,6 +64,8 @@ private:
     bool flush();                 // offers pending bursts; true if anything moved
     bool pending() const;
     void finish();
+    void close_stages();           // those not closed yet, in chain order
+    void give_back_held();         // failure: every packet this task holds
 
     NodeTaskSpec s_;
     bool is_source_ = false;
@@ -76,6 +83,10 @@ private:
     uint32_t next_sequence_ = 0;
     int seq_offset_ = -1;
     std::unique_ptr<ReorderWindow> window_;
+    Burst hand_;                  // the burst the chain is working on
+    Burst kept_;                  // report_drops: the packets of hand_ the chain is working on
+    size_t closed_ = 0;           // stages closed so far
+    bool abandoned_ = false;      // failure: held packets given back, outputs closed
     bool done_ = false;
 };
 

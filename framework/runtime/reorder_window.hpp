@@ -48,6 +48,19 @@ public:
         return n;
     }
 
+    // End of stream: numbers still missing will never come (their worker failed). Moves what
+    // is held into `out` (up to `room`) in number order, skipping the gaps; returns how many.
+    uint32_t release_skipping_gaps(PacketDesc* out, uint32_t room) {
+        uint32_t n = 0;
+        for (uint32_t k = 0; k <= mask_ && n < room; ++k, ++next_) {
+            Slot& s = slots_[next_ & mask_];
+            if (!s.full) continue;
+            s.full = false;
+            if (s.d.mbuf != nullptr) out[n++] = s.d;
+        }
+        return n;
+    }
+
     bool empty() const {
         for (const Slot& s : slots_)
             if (s.full) return false;

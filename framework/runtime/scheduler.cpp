@@ -5,9 +5,11 @@
 #include <rte_pause.h>
 #include <sched.h>
 
+#include <exception>
 #include <string>
 
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
@@ -22,13 +24,30 @@ Scheduler::~Scheduler() { join(); }
 
 void Scheduler::add_task(size_t thread, Task* task) { tiles_.at(thread)->tasks.push_back(task); }
 
+namespace {
+// One poll of one task. An exception is the task's failure, not the thread's: it is recorded
+// on the task, the run is asked to stop as Ctrl-C would, and the task drains from then on.
+bool poll_task(Task& task) {
+    if (task.failed()) return !task.finished() && task.poll_failed();
+    try {
+        return task.poll();
+    } catch (const std::exception& e) {
+        task.record_failure(e.what());
+    } catch (...) {
+        task.record_failure("unknown exception");
+    }
+    request_stop();
+    return true;
+}
+}  // namespace
+
 bool Scheduler::poll_all(Tile& t) {
     // One TSC read per poll: the time of each poll that moved work is the task's busy time,
     // whatever kind of node it is (stages, emitters, collectors, map tasks).
     bool any = false;
     uint64_t t0 = rte_rdtsc();
     for (Task* task : t.tasks) {
-        const bool moved = task->poll();
+        const bool moved = poll_task(*task);
         const uint64_t t1 = rte_rdtsc();
         if (moved) task->add_busy_cycles(t1 - t0);
         t0 = t1;
@@ -40,7 +59,7 @@ bool Scheduler::poll_all(Tile& t) {
 namespace {
 size_t live_tasks(const std::vector<Task*>& tasks) {
     size_t live = 0;
-    for (const Task* task : tasks) live += task->done() ? 0 : 1;
+    for (const Task* task : tasks) live += task->finished() ? 0 : 1;
     return live;
 }
 }  // namespace

@@ -1,8 +1,17 @@
 // Task: what a tile's thread polls. One virtual call per poll (per burst at most), never per
 // packet. poll() must not block; it returns true when it moved work or reached its end.
+//
+// Failure: an exception out of poll() (a stage's error, a failed invariant) does not end the
+// thread. The scheduler records it here, asks the whole run to stop, and from then on calls
+// poll_failed() instead of poll(): the task gives back what it held and what still reaches it
+// (each packet freed and counted in failure_drops()), ends its outputs, and is done once its
+// inputs are, so the rest of the app drains and the report stays exact.
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "descriptors/packet_desc.hpp"
 
 namespace tp {
 
@@ -11,14 +20,35 @@ public:
     virtual ~Task() = default;
     virtual bool poll() = 0;
     virtual bool done() const = 0;
+    // Called instead of poll() once poll() has thrown; must not throw. The default ends the
+    // task at once, which suits a task that holds no packets and no channel ends.
+    virtual bool poll_failed();
+    // Done, or ended after a failure: the thread polls it no more.
+    bool finished() const { return ended_ || done(); }
 
     // TSC cycles spent in polls that moved work, counted by the thread polling this task
     // (its only writer) and read after that thread was joined.
     uint64_t busy_cycles() const { return busy_cycles_; }
     void add_busy_cycles(uint64_t c) { busy_cycles_ += c; }
 
+    // Set by the polling thread when poll() threw; read by others only after it was joined.
+    void record_failure(std::string what) { failure_ = std::move(what), failed_ = true; }
+    bool failed() const { return failed_; }
+    const std::string& failure() const { return failure_; }
+    // Packets freed by the failure path (in flight in this task when it failed, or arriving after).
+    uint64_t failure_drops() const { return failure_drops_; }
+
+protected:
+    void end_after_failure() { ended_ = true; }
+    // Frees the packet a failed task gives back and counts it; a hole marker (no mbuf) is no packet.
+    void drop_after_failure(const PacketDesc& d);
+
 private:
     uint64_t busy_cycles_ = 0;
+    bool failed_ = false;
+    bool ended_ = false;
+    std::string failure_;
+    uint64_t failure_drops_ = 0;
 };
 
 }  // namespace tp

@@ -51,6 +51,7 @@ struct alignas(64) StageStats {
     RelaxedCounter drops;     // sum of drop reasons
     RelaxedCounter cycles;    // TSC cycles spent inside produce()/process()
     RelaxedCounter bursts;    // calls that moved at least one packet
+    RelaxedCounter lost_before;  // sources: packets their device received but lost (no mbuf, missed, errors)
     std::array<RelaxedCounter, kMaxReasons> reason;  // per drop reason
     std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
 };

@@ -158,5 +158,118 @@ TEST(AppRunner, AFarmOpeningThePipelineReadsOnePortQueuePerWorker) {
     expect_accounted(rtc);
 }
 
+TEST(AppRunner, TheDefaultPoolHoldsEveryDescriptorOfThePortsRings) {
+    // A NIC fills its RX ring from the app's pool when it starts: a bigger ring needs as many
+    // more mbufs, once per queue (here one per worker of an RSS farm).
+    const auto pool_for = [](const std::string& rxd) {
+        const AppConfig app = parse_app_config(
+            "pipeline:\n  - farm:\n      workers: 2\n      emitter: false\n      worker:\n"
+            "        - { stage: port, device: net_null_pool, rxd: " + rxd + " }\n  - drop\n", "t.yaml");
+        return uint64_t(default_pool_mbufs(app, plan_app(app)));
+    };
+    EXPECT_GE(pool_for("32768"), pool_for("64") + 2 * (32768 - 64));
+}
+
+TEST(AppRunner, PacketsLostBeforeTheSourceHaveTheirOwnLineAndField) {
+    RunReport r;
+    r.app = "lost";
+    r.packets = r.delivered = 90;
+    StageReport src;
+    src.name = src.stage = "port";
+    src.kind = "source";
+    src.out = 90;
+    src.lost_before = 10;
+    r.stages.push_back(src);
+    r.lost_before_source = 10;
+    const std::string table = format_table(r);
+    EXPECT_NE(table.find("    lost before source: 10\n"), std::string::npos) << table;
+    EXPECT_NE(table.find("\nlost before source 10 "), std::string::npos) << table;
+    const nlohmann::json j = to_json(r);
+    EXPECT_EQ(j["lost_before_source"], 10);
+    EXPECT_EQ(j["stages"][0]["lost_before"], 10);
+    EXPECT_EQ(j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>() + j["lost_before_source"].get<uint64_t>(), 100u);
+}
+
+// Stages that misbehave on purpose (tests/support/faulty_stages.cpp) show what the runtime
+// promises when a stage fails: the run ends, the report says where and why, and every packet
+// is still accounted for.
+
+TEST(AppRunnerFailure, AStageThatThrowsStopsTheRunAndTheReportNamesTheNodeAndTheError) {
+    // An endless source: only the failure can end this run.
+    const RunReport r = run_yaml(
+        "runtime: { fuse: never }\npipeline:\n  - stage: synth\n    count: 0\n  - parse\n"
+        "  - { stage: throw_after, name: boom, packets: 5000, message: checksum table corrupt }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].node, "boom");
+    EXPECT_EQ(r.failures[0].error, "checksum table corrupt");
+    EXPECT_GE(r.failures[0].dropped, 1u) << "the burst it threw on is in flight";
+    EXPECT_FALSE(stop_requested()) << "the stop the failure asked for ends with the run";
+    for (const auto& s : r.stages)
+        if (s.name == "boom") EXPECT_LE(s.out, 5000u);
+    EXPECT_EQ(r.packets, r.delivered + r.drops);
+    expect_accounted(r);
+    const nlohmann::json j = to_json(r);
+    ASSERT_EQ(j["failures"].size(), 1u);
+    EXPECT_EQ(j["failures"][0]["node"], "boom");
+    EXPECT_EQ(j["failures"][0]["error"], "checksum table corrupt");
+    EXPECT_EQ(j["failures"][0]["dropped"], r.failures[0].dropped);
+    EXPECT_NE(format_table(r).find("node 'boom' failed: checksum table corrupt"), std::string::npos) << format_table(r);
+}
+
+TEST(AppRunnerFailure, AFailureInOneStageOfAFusedChainIsTheNodesFailure) {
+    const RunReport r = run_yaml(
+        "runtime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 0\n"
+        "  - { stage: throw_after, packets: 100 }\n  - pass\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].error, "deliberate failure");
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AFailingWorkerOfAnOrderedFarmLetsTheOthersDrainInOrder) {
+    // The collector waits for numbers the failed worker will never return; at end of stream
+    // it releases what it holds, so nothing stays in its window.
+    const RunReport r = run_yaml(
+        "runtime: { fuse: never, threads: per_tile }\npipeline:\n  - stage: synth\n    count: 0\n"
+        "  - farm:\n      name: rtc\n      workers: 3\n      dispatch: round_robin\n      collect: ordered\n"
+        "      worker:\n        - { stage: throw_after, packets: 3000 }\n  - drop\n");
+    ASSERT_GE(r.failures.size(), 1u);
+    for (const auto& f : r.failures) EXPECT_EQ(f.node.rfind("rtc.", 0), 0u) << f.node;
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AFailingMapWorkerKeepsTheMapFlowingUntilTheStop) {
+    const RunReport r = run_yaml(
+        "runtime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 0\n"
+        "  - map:\n      workers: 4\n      multicast: tree\n      worker:\n        - { stage: throw_after, packets: 2000 }\n"
+        "  - drop\n");
+    ASSERT_GE(r.failures.size(), 1u);
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AStageFailingToCloseFailsTheRunAfterEverythingWasDelivered) {
+    const RunReport r = run_yaml(
+        "pipeline:\n  - stage: synth\n    count: 10000\n  - { stage: throw_after, name: late, in_close: true, "
+        "message: cannot flush }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].error, "cannot flush");
+    EXPECT_EQ(r.failures[0].dropped, 0u);
+    EXPECT_EQ(r.delivered, 10000u);
+    expect_accounted(r);
+}
+
+TEST(AppRunnerAccounting, APacketFreedWithoutACountedDropIsUnaccounted) {
+    const RunReport r = run_yaml("pipeline:\n  - stage: synth\n    count: 1000\n  - { stage: vanish, every: 10 }\n  - drop\n");
+    EXPECT_EQ(r.unaccounted, 100);
+    EXPECT_TRUE(r.pools_full());
+}
+
+TEST(AppRunnerAccounting, MbufsASinkKeepsLeaveThePoolNotFull) {
+    const RunReport r = run_yaml("pipeline:\n  - stage: synth\n    count: 1000\n  - hold\n");
+    EXPECT_EQ(r.unaccounted, 0);
+    EXPECT_FALSE(r.pools_full());
+    ASSERT_EQ(r.pools.size(), 1u);
+    EXPECT_EQ(r.pools[0].capacity - r.pools[0].available, 1000u);
+}
+
 }  // namespace
 }  // namespace tp

@@ -10,10 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
+
+#include <csignal>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
+#include "framework/runtime/stop_request.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/pcap_sink.hpp"
 #include "stages/pcap_source.hpp"
@@ -82,17 +86,20 @@ uint64_t tcpdump_count(const std::string& path) {
     return std::strtoull(std::string(buf, n).c_str(), nullptr, 10);
 }
 
-// Source to sink, burst by burst, as a two-node pipeline would run them.
-void replay_into(PcapSource& src, PcapSink& sink) {
+// Source to sink, burst by burst, as a two-node pipeline would run them; returns the packets.
+uint64_t replay_into(PcapSource& src, PcapSink& sink) {
     Burst b;
+    uint64_t packets = 0;
     for (;;) {
         b.n = 0;
         const SourceStatus st = src.produce(b);
         if (st == SourceStatus::Done) break;
-        ASSERT_EQ(st, SourceStatus::Produced);
+        EXPECT_EQ(st, SourceStatus::Produced);
+        packets += b.n;
         sink.process(b);
-        ASSERT_EQ(b.n, 0) << "a sink consumes its burst";
+        EXPECT_EQ(b.n, 0) << "a sink consumes its burst";
     }
+    return packets;
 }
 
 class PcapSinkTest : public testing::Test {
@@ -228,7 +235,7 @@ TEST_F(PcapSinkTest, ASnaplenOutsideWhatReadersAcceptIsRefused) {
     }
 }
 
-TEST_F(PcapSinkTest, AWriteErrorCountsDropsInsteadOfDeliveries) {
+TEST_F(PcapSinkTest, AFileThatRefusesEveryWriteDropsEveryPacketAsWriteErrorAndFailsAtClose) {
     // /dev/full accepts the open and fails every write with ENOSPC.
     PcapSource src(params_of("pcap", {{"file", test::pcaps_dir() + "/pcpp__DnsPackets.pcap"}}));
     PcapSink sink(params_of("pcap_out", {{"file", "/dev/full"}}));
@@ -236,14 +243,74 @@ TEST_F(PcapSinkTest, AWriteErrorCountsDropsInsteadOfDeliveries) {
     StageEnv env{&pool, "node", 0};
     src.open(env);
     sink.open(env);
-    replay_into(src, sink);
+    const uint64_t packets = replay_into(src, sink);
     src.close();
-    sink.close();
+    clear_stop_request();
+    ASSERT_GT(packets, 0u);
     ASSERT_EQ(sink.drop_reasons().size(), 1u);
     EXPECT_EQ(sink.drop_reasons()[0], "write_error");
-    EXPECT_GT(sink.stats().drops.get(), 0u);
-    EXPECT_EQ(sink.stats().reason[0].get(), sink.stats().drops.get());
+    EXPECT_EQ(sink.stats().drops.get(), packets);
+    EXPECT_EQ(sink.stats().reason[0].get(), packets);
     EXPECT_EQ(pool.available(), pool.capacity()) << "dropped packets are freed too";
+    try {
+        sink.close();
+        FAIL() << "close() after failed writes did not report them";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot write capture '/dev/full': No space left on device (" +
+                                             std::to_string(packets) + " packets dropped as write_error)");
+    }
+}
+
+TEST_F(PcapSinkTest, AWriteCutShortDropsExactlyThePacketsWhoseRecordsDidNotReachTheFile) {
+    // The file may grow to the middle of record k + 1: records 1..k are written, the rest are
+    // write_error drops, and the file is cut back to its last whole record.
+    const std::string in = test::pcaps_dir() + "/pcpp__example.pcap";
+    const std::string out = dir_ + "/cut.pcap";
+    const Written original = read_with_libpcap(in);
+    ASSERT_GT(original.frames.size(), 40u) << "needs more than a burst";
+    const size_t k = original.frames.size() / 2 + 3;  // not on a burst boundary
+    uint64_t whole = 24;
+    for (size_t i = 0; i < k; ++i) whole += 16 + original.frames[i].size();
+
+    PcapSource src(params_of("pcap", {{"file", in}}));
+    PcapSink sink(params_of("pcap_out", {{"file", out}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    sink.open(env);
+    rlimit before{};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG
+    rlimit limited = before;
+    limited.rlim_cur = whole + 10;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    const uint64_t packets = replay_into(src, sink);
+    EXPECT_THROW(sink.close(), std::runtime_error);
+    setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, old_handler);
+    src.close();
+    clear_stop_request();
+
+    EXPECT_EQ(packets, original.frames.size());
+    EXPECT_EQ(sink.stats().drops.get(), packets - k);
+    EXPECT_EQ(sink.stats().reason[0].get(), packets - k);
+    EXPECT_EQ(fs::file_size(out), whole);
+    const Written written = read_with_libpcap(out);
+    ASSERT_EQ(written.frames.size(), k);
+    EXPECT_EQ(tcpdump_count(out), k);
+    for (size_t i = 0; i < k; ++i) ASSERT_EQ(written.frames[i], original.frames[i]) << "record " << i + 1;
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PcapSinkTest, AnEmptyRunStillWritesAReadableEmptyCapture) {
+    const std::string out = dir_ + "/empty.pcap";
+    PcapSink sink(params_of("pcap_out", {{"file", out}}));
+    MbufPool pool = app_pool(511);
+    StageEnv env{&pool, "node", 0};
+    sink.open(env);
+    sink.close();
+    EXPECT_EQ(fs::file_size(out), 24u);
+    EXPECT_EQ(read_with_libpcap(out).frames.size(), 0u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -252,12 +253,46 @@ TEST_F(PortTest, RxPcapDeviceReplaysAsManyPacketsAsThePcapStageAndEndsOnItsOwn) 
     ASSERT_GT(expected, 0u);
 
     PortSource src(params_of("port", {{"device", "net_pcap14,rx_pcap=" + file}}));
-    EXPECT_DOUBLE_EQ(src.idle_timeout(), PortSource::kPcapFileIdleSeconds);
+    EXPECT_DOUBLE_EQ(src.idle_timeout(), 0.0) << "the file's end, not a silence, ends it";
     StageEnv env{&pool, "in", 0};
     src.open(env);
     const Received r = drain(src);
     EXPECT_EQ(r.packets, expected);
     src.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, PacketsLostForWantOfMbufsAreCountedBeforeTheSourceAndTheFileIsStillReadToItsEnd) {
+    // While the app holds every mbuf, each poll of net_pcap reads a record it cannot store: a
+    // packet lost before the source (rx_nombuf). A long stall must not end the replay early.
+    const std::string file = test::pcaps_dir() + "/pcpp__example.pcap";
+    MbufPool pool = app_pool(1023);
+    PcapSource reference(params_of("pcap", {{"file", file}}));
+    StageEnv ref_env{&pool, "ref", 0};
+    reference.open(ref_env);
+    const uint64_t records = reference.template_packets();
+    reference.close();
+    ASSERT_GT(records, 10u);
+
+    PortSource src(params_of("port", {{"device", "net_pcap15,rx_pcap=" + file}}));
+    StageEnv env{&pool, "in", 0};
+    src.open(env);
+    std::vector<rte_mbuf*> held(pool.available());
+    ASSERT_TRUE(alloc_packets(pool.get(), held.data(), static_cast<unsigned>(held.size())));
+    constexpr uint64_t kStarved = 5;
+    for (uint64_t i = 0; i < kStarved; ++i) {
+        Burst b;
+        EXPECT_EQ(src.produce(b), SourceStatus::Idle);
+        EXPECT_EQ(b.n, 0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // longer than any idle cut-off
+    free_packets(held.data(), static_cast<unsigned>(held.size()));
+    const Received r = drain(src);
+    src.close();
+    EXPECT_EQ(r.packets, records - kStarved);
+    EXPECT_EQ(src.stats().lost_before.get(), kStarved);
+    ASSERT_EQ(src.events().at(0), "rx_nombuf");
+    EXPECT_EQ(src.stats().event[0].get(), kStarved);
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 

@@ -1,0 +1,85 @@
+// Stages that misbehave on purpose, registered only in the test binaries (and in the test
+// build of the CLI, `tilepipe_faulty`): they show what the runtime and the report do when a
+// stage throws, loses a packet without counting it, or keeps mbufs it was given.
+//
+//   throw_after  processor: throws `message` on the burst that would pass packet `packets`
+//                (before touching it), or from close() when `in_close` is set
+//   vanish       processor: frees every `every`-th packet without counting a drop
+//   hold         sink: counts every packet delivered but keeps its mbuf until destroyed
+#include <rte_mbuf.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/stage/registry.hpp"
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+namespace {
+
+class ThrowAfter final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit ThrowAfter(const ParamValues& p)
+        : Stage(kKind), after_(p.get_uint("packets")), message_(p.get_string("message")),
+          in_close_(p.get_bool("in_close")) {}
+    void process(Burst& b) override {
+        if (!in_close_ && seen_ + b.n > after_) throw std::runtime_error(message_);
+        seen_ += b.n;
+    }
+    void close() override {
+        if (in_close_) throw std::runtime_error(message_);
+    }
+
+private:
+    uint64_t after_;
+    std::string message_;
+    bool in_close_;
+    uint64_t seen_ = 0;
+};
+
+class Vanish final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit Vanish(const ParamValues& p) : Stage(kKind), every_(p.get_uint("every")) {}
+    void process(Burst& b) override {
+        uint16_t kept = 0;
+        for (const PacketDesc& d : b) {
+            if (++seen_ % every_ == 0) free_packet(d.mbuf);  // gone, and no drop says so
+            else b.d[kept++] = d;
+        }
+        b.n = kept;
+    }
+
+private:
+    uint64_t every_;
+    uint64_t seen_ = 0;
+};
+
+class Hold final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Sink;
+    explicit Hold(const ParamValues&) : Stage(kKind) {}
+    ~Hold() override {
+        if (!held_.empty()) free_packets(held_.data(), static_cast<unsigned>(held_.size()));
+    }
+    void process(Burst& b) override {
+        for (const PacketDesc& d : b) held_.push_back(d.mbuf);
+        b.n = 0;
+    }
+
+private:
+    std::vector<rte_mbuf*> held_;
+};
+
+TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or when closed",
+               param<uint64_t>("packets", 0, "packets passed before the burst it throws on"),
+               param<std::string>("message", "deliberate failure", "the exception's text"),
+               param<bool>("in_close", false, "throw from close() instead"));
+TILEPIPE_STAGE(Vanish, "vanish", "test: frees every N-th packet without counting it",
+               param<uint64_t>("every", 10, "one packet in this many vanishes"));
+TILEPIPE_STAGE(Hold, "hold", "test: a sink that keeps the mbufs it is given until destroyed");
+
+}  // namespace
+}  // namespace tp
