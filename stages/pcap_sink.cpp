@@ -29,11 +29,13 @@ PcapSink::PcapSink(const ParamValues& params)
                                    ", got " + std::to_string(snaplen));
     snaplen_ = static_cast<uint32_t>(snaplen);
     write_error_ = declare_drop("write_error");
+    split_ = params.get_string("file").find("%p") != std::string::npos;
 }
 
 PcapSink::~PcapSink() { release_handles(); }
 
-void PcapSink::open(StageEnv&) {
+void PcapSink::open(StageEnv& env) {
+    if (split_) return open_split(env);
     const std::string& path = params_.get_string("file");
     dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen_),
                                                  PCAP_TSTAMP_PRECISION_NANO);
@@ -57,6 +59,7 @@ void PcapSink::open(StageEnv&) {
 }
 
 void PcapSink::process(Burst& b) {
+    if (split_) return process_split(b);
     if (failed_ || dumper_ == nullptr) {
         for (const PacketDesc& d : b) drop(d, write_error_);
         b.n = 0;
@@ -88,6 +91,7 @@ void PcapSink::process(Burst& b) {
 }
 
 void PcapSink::close() {
+    if (split_) return close_split();
     if (dumper_ != nullptr && (pcap_dump_flush(dumper_) != 0 || failed_))
         spdlog::error("{}: writing the capture failed; it is incomplete",
                       params_.get_string("file"));
@@ -102,7 +106,9 @@ void PcapSink::release_handles() {
 }
 
 TILEPIPE_STAGE(PcapSink, "pcap_out", "write every packet to a pcap file (Ethernet, ns timestamps)",
-               param<std::string>("file", required, "pcap file to write (created or truncated)"),
+               param<std::string>("file", required,
+                                  "pcap file to write (created or truncated); %p in it: one capture per "
+                                  "output port, %p replaced by the port number"),
                param<uint64_t>("snaplen", 262144, "bytes kept per packet (1 to 262144)"));
 
 }  // namespace tp

@@ -2,9 +2,11 @@
 //
 // Synopsis
 //   sink: { stage: pcap_out, file: out/seen.pcap, snaplen: 65535 }
+//   sink: { stage: pcap_out, file: out/port%p.pcap }      # a capture per output port
 //
 // Parameters
-//   file     pcap file to write (created or truncated at open)          required
+//   file     pcap file to write (created or truncated at open); with   required
+//            `%p` in it, one capture per port (below)
 //   snaplen  bytes kept per packet; longer frames are cut, their       default 262144
 //            original length recorded (1 to 262144, libpcap's limit)
 //
@@ -13,15 +15,25 @@
 // into one buffer allocated at open, never per packet. Records reach the disk through stdio's
 // buffer: close() flushes and closes the file.
 //
+// Split by port: when `file` holds `%p`, each packet goes to the capture of its descriptor's
+// port (PacketDesc::port, which lpm_route sets): `%p` is replaced by the port number, 0-255
+// (out/port2.pcap). A port's capture is created (or truncated) when its first packet arrives,
+// so ports that get nothing leave no file; each is written exactly as a single capture is, and
+// its drops count here. The run report lists the packets each port's capture received. Bursts
+// are sorted by port with fixed arrays (PortGroups); only a port's first packet allocates.
+//
 // Drops: `write_error` — once the file reports an error (disk full, I/O error) every packet of
 // that burst and of the bursts after it is counted here instead of as delivered. Bytes lost in
 // stdio's buffer before the error showed count as delivered.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "descriptors/port_groups.hpp"
+#include "framework/metrics/port_tx.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
 
@@ -30,7 +42,7 @@ struct pcap_dumper;
 
 namespace tp {
 
-class PcapSink final : public Stage {
+class PcapSink final : public Stage, public SendsByPort {
 public:
     static constexpr StageKind kKind = StageKind::Sink;
     static constexpr double kCost = 12;  // writes every packet into a file
@@ -42,8 +54,21 @@ public:
     void process(Burst& b) override;
     void close() override;
 
+    // With `%p` in `file`: packets written to each port's capture, by port (else empty).
+    std::vector<PortTx> tx_by_port() const override;
+
+    // `file` with `%p` replaced by `port`.
+    static std::string port_file(const std::string& pattern, unsigned port);
+
 private:
     void release_handles();
+
+    // Split by port (pcap_sink_split.cpp): a PcapSink per port's capture, fed each port's share.
+    void open_split(StageEnv& env);
+    void process_split(Burst& b);
+    void close_split();
+    PcapSink* port_sink(uint8_t port);  // created on the port's first packet; null if it failed
+    void take_drops(size_t port);       // counts here what the port's capture dropped since last
 
     ParamValues params_;
     uint32_t snaplen_;
@@ -52,6 +77,19 @@ private:
     struct pcap_dumper* dumper_ = nullptr;
     std::vector<uint8_t> linear_;      // one frame of a chain, laid out contiguously
     bool failed_ = false;              // the file reported a write error
+
+    // Split by port.
+    bool split_ = false;               // `file` holds %p
+    StageEnv env_;                     // what the ports' captures open with
+    struct PortFile {
+        std::unique_ptr<PcapSink> sink;
+        std::vector<uint64_t> drops_seen;  // its per-reason drops already counted here
+        bool failed = false;               // its file could not be created
+    };
+    std::vector<PortFile> ports_;      // by port, 256 when split
+    struct alignas(64) PortCounter : RelaxedCounter {};
+    std::unique_ptr<PortCounter[]> written_;  // by port; this stage's tile writes them
+    PortGroups groups_;
 };
 
 }  // namespace tp

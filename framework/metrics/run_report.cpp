@@ -9,6 +9,21 @@ namespace {
 // Preamble (7) + start delimiter (1) + inter-frame gap (12) + FCS (4): bytes a frame costs on
 // the wire beyond what a capture holds.
 constexpr uint64_t kL1Overhead = 24;
+
+// One line per output port of a sink that sends by port: "    port 1 -> net_null1: 40 packets".
+std::string format_ports(const StageReport& st) {
+    std::string s;
+    for (const PortTx& p : st.ports)
+        s += "    port " + std::to_string(p.port) + " -> " + p.to + ": " + std::to_string(p.packets) + " packets\n";
+    return s;
+}
+
+nlohmann::json ports_json(const StageReport& st) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const PortTx& p : st.ports)
+        ports.push_back({{"port", p.port}, {"to", p.to}, {"packets", p.packets}});
+    return ports;
+}
 }
 
 double StageReport::cycles_per_packet() const {
@@ -48,6 +63,7 @@ std::string format_table(const RunReport& r) {
             if (n != 0) s += "    drop " + why + ": " + std::to_string(n) + "\n";
         for (const auto& [what, n] : st.events)
             if (n != 0) s += "    " + what + ": " + std::to_string(n) + "\n";
+        s += format_ports(st);
     }
     std::snprintf(line, sizeof line, "delivered %llu, dropped %llu, unaccounted %lld; pools %s\n",
                   (unsigned long long)r.delivered, (unsigned long long)r.drops, (long long)r.unaccounted,
@@ -72,6 +88,7 @@ nlohmann::json to_json(const RunReport& r) {
                           {"cycles_per_packet", st.cycles_per_packet()},
                           {"drop_reasons", st.drop_reasons},
                           {"events", st.events}});
+        if (!st.ports.empty()) stages.back()["ports"] = ports_json(st);
     }
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles)
