@@ -323,6 +323,27 @@ TEST_F(PcapSinkTest, APortWhoseCaptureCannotBeCreatedCountsExactlyItsPacketsAsWr
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 
+TEST_F(PcapSinkTest, WriteErrorsOfOnePortsCaptureAreThisStagesDropsAndNotThatPortsPackets) {
+    // Port 1's capture is /dev/full (through a link): it opens, and every write fails.
+    fs::create_symlink("/dev/full", dir_ + "/port1.pcap");
+    PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/port%p.pcap"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    sink.open(env);
+    const auto want =
+        replay_by_port(test::pcaps_dir() + "/pcpp__example.pcap", sink, pool, [](size_t i) { return uint8_t(i % 3 == 1); });
+    sink.close();
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx[0].packets, want[0].size());
+    EXPECT_EQ(tcpdump_count(dir_ + "/port0.pcap"), want[0].size());
+    EXPECT_GT(sink.stats().drops.get(), 0u);
+    EXPECT_EQ(sink.stats().reason[0].get(), sink.stats().drops.get()) << "write_error";
+    EXPECT_EQ(tx[1].packets + sink.stats().drops.get(), want[1].size())
+        << "each of port 1's packets is written or a drop, never both";
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
 TEST_F(PcapSinkTest, APerPortPatternInAMissingDirectoryIsRefusedAtOpen) {
     PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/missing/out%p.pcap"}}));
     MbufPool pool = app_pool(511);
