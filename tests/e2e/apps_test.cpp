@@ -265,5 +265,25 @@ TEST(Apps, L3fwdIntoPcapOutSplitByPortWritesACapturePerPortAndPortsWithoutADevic
     for (const auto& p : {routes, app}) fs::remove(p);
 }
 
+TEST(Apps, L3fwdPortMistakesAreRefusedByValidateAndRunWithTheirPlaceAndExit2) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"rewrite.port_macs=02:00:00:00:00:10,02:00:00:00:00:1x",
+         "--set rewrite.port_macs=02:00:00:00:00:10,02:00:00:00:00:1x: 'port_macs' port 1: '02:00:00:00:00:1x' is not a MAC address"},
+        {"rewrite.next_hop_macs=02:00:00:00:00:20",
+         "--set rewrite.next_hop_macs=02:00:00:00:00:20: 'next_hop_macs' lists 1 ports but 'port_macs' 5"},
+        {"rewrite.src_mac=02:00:00:00:00:01", "conf/l3fwd.yaml:21:16: 'src_mac' and 'port_macs' both set the source MAC"},
+        {"port_out.devices=net_null0,,net_null1", "--set port_out.devices=net_null0,,net_null1: 'devices' word 2 is empty"},
+        {"port_out.device=net_null0", "conf/l3fwd.yaml:24:14: 'device' and 'devices' both name where packets go"},
+    };
+    for (const auto& [set, message] : cases) {
+        for (const char* command : {"validate", "run"}) {
+            SCOPED_TRACE(std::string(command) + " --set " + set);
+            const CommandResult r = tilepipe(std::string(command) + " conf/l3fwd.yaml --set '" + set + "'");
+            EXPECT_EQ(r.status, 2);
+            EXPECT_NE(r.err.find("tilepipe: " + message), std::string::npos) << r.err;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace tp::test
