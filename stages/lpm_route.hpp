@@ -25,7 +25,8 @@
 //      `ttl_exceeded` (no ICMP error is sent); otherwise it is decremented, and the IPv4 header
 //      checksum is updated incrementally (RFC 1624), so a valid checksum stays valid and a
 //      wrong one stays wrong (the checksum is not verified);
-//   4. the port is written to the descriptor (`port`) and to mbuf->port.
+//   4. the port is written to the descriptor (`port`) and to mbuf->port; `rewrite` (port_macs,
+//      next_hop_macs), `port_out` (devices) and `pcap_out` (%p) act on it.
 // Memory: rte_lpm and rte_lpm6 each have a 64 MiB first-level table; memory_hint() asks EAL
 // for them. Only the TTL / hop-limit byte and the IPv4 checksum are written; nothing beyond the IP header
 // is read.

@@ -44,13 +44,15 @@ void PcapSink::check_params(const ParamValues& params) { check_output_path(param
 PcapSink::PcapSink(const ParamValues& params)
     : Stage(kKind), params_(params), snaplen_(static_cast<uint32_t>(params.get_uint("snaplen"))) {
     write_error_ = declare_drop("write_error");
+    split_ = params.get_string("file").find("%p") != std::string::npos;
 }
 
 PcapSink::~PcapSink() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-void PcapSink::open(StageEnv&) {
+void PcapSink::open(StageEnv& env) {
+    if (split_) return open_split(env);
     const std::string& path = params_.get_string("file");
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) params_.fail("file", "cannot write capture '" + path + "': " + std::strerror(errno));
@@ -90,6 +92,7 @@ void PcapSink::after_failed_write() {
 }
 
 void PcapSink::process(Burst& b) {
+    if (split_) return process_split(b);
     if (failed_ || fd_ < 0) {
         for (const PacketDesc& d : b) drop(d, write_error_);
         b.n = 0;
@@ -140,6 +143,7 @@ void PcapSink::process(Burst& b) {
 }
 
 void PcapSink::close() {
+    if (split_) return close_split();
     if (fd_ < 0) return;
     if (!failed_ && header_ != 0) write_out(header_);  // no packet came: the file is a header
     const int fd = fd_;
@@ -155,7 +159,9 @@ void PcapSink::close() {
 }
 
 TILEPIPE_STAGE(PcapSink, "pcap_out", "write every packet to a pcap file (Ethernet, ns timestamps)",
-               param<std::string>("file", required, "pcap file to write (created or truncated)"),
+               param<std::string>("file", required,
+                                  "pcap file to write (created or truncated); %p in it: one capture per "
+                                  "output port, %p replaced by the port number"),
                param<uint64_t>("snaplen", 262144, "bytes kept per packet").between(1, kSnaplenMax));
 
 }  // namespace tp

@@ -22,18 +22,64 @@ uint16_t checked_u16(const ParamValues& p, const char* name, uint64_t lowest) {
     return static_cast<uint16_t>(v);
 }
 
+std::string trimmed(const std::string& s) {
+    const size_t a = s.find_first_not_of(" \t");
+    if (a == std::string::npos) return "";
+    return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
 }  // namespace
 
-PortSink::PortSink(const ParamValues& params)
-    : Stage(kKind),
-      params_(params),
-      queue_(checked_u16(params, "tx_queue", 0)),
-      queues_(checked_u16(params, "queues", 1)),
-      txd_(checked_u16(params, "txd", 1)) {
-    if (queue_ >= queues_)
-        params.fail("tx_queue", "'tx_queue' " + std::to_string(queue_) + " does not exist: the port gets " +
-                                 std::to_string(queues_) + " queue(s) ('queues')");
+std::vector<std::string> PortSink::device_list(const ParamValues& p) {
+    const std::string& text = p.get_string("devices");
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    size_t at = 0;
+    for (size_t word = 0;; ++word) {
+        const size_t comma = text.find(',', at);
+        const std::string w = trimmed(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (w.empty())
+            p.fail("devices", "'devices' word " + std::to_string(word + 1) +
+                                  " is empty: list the device of each port, comma-separated");
+        if (w.find('=') != std::string::npos) {
+            // A vdev argument (`tx_pcap=FILE`): device names never hold '='.
+            if (out.empty())
+                p.fail("devices", "'devices' starts with the argument '" + w + "': name its device first");
+            out.back() += "," + w;
+        } else {
+            out.push_back(w);
+        }
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    if (out.size() > PortGroups::kPorts)
+        p.fail("devices", "'devices' lists " + std::to_string(out.size()) + " ports; a port is 0-255");
+    return out;
+}
+
+void PortSink::check_params(const ParamValues& p) {
+    const uint16_t queue = checked_u16(p, "tx_queue", 0), queues = checked_u16(p, "queues", 1);
+    checked_u16(p, "txd", 1);
+    if (queue >= queues)
+        p.fail("tx_queue", "'tx_queue' " + std::to_string(queue) + " does not exist: the port gets " +
+                               std::to_string(queues) + " queue(s) ('queues')");
+    if (p.given("device") && p.given("devices") && !p.get_string("devices").empty())
+        p.fail("devices", "'device' and 'devices' both name where packets go: give 'devices' alone "
+                          "(port 0 first)");
+    device_list(p);
+}
+
+PortSink::PortSink(const ParamValues& params) : Stage(kKind), params_(params) {
+    check_params(params);
+    queue_ = static_cast<uint16_t>(params.get_uint("tx_queue"));
+    queues_ = static_cast<uint16_t>(params.get_uint("queues"));
+    txd_ = static_cast<uint16_t>(params.get_uint("txd"));
+    devices_ = device_list(params);
+    by_port_ = !devices_.empty();
+    if (!by_port_) devices_.push_back(params.get_string("device"));
+    sent_ = std::make_unique<PortCounter[]>(devices_.size());
     tx_full_ = declare_drop("tx_full");
+    no_port_ = declare_drop("no_port");
 }
 
 PortSink::~PortSink() { close(); }
@@ -41,18 +87,40 @@ PortSink::~PortSink() { close(); }
 void PortSink::open(StageEnv& env) {
     if (env.pool == nullptr) throw std::logic_error("port sink opened without a packet pool");
     PortRequest r;
-    r.device = params_.get_string("device");
     r.queue = queue_;
     r.queues = queues_;
     r.txd = txd_;
     r.pool = env.pool->get();  // RX queues of a port the sink configures first
     r.socket = env.socket;
-    try {
-        port_id_ = ethdev_port_acquire(r);
-    } catch (const std::runtime_error& e) {
-        params_.fail("device", r.device + ": " + e.what());
+    port_ids_.clear();
+    for (const std::string& device : devices_) {
+        r.device = device;
+        try {
+            port_ids_.push_back(ethdev_port_acquire(r));
+        } catch (const std::runtime_error& e) {
+            for (uint16_t id : port_ids_) ethdev_port_release(id);
+            port_ids_.clear();
+            const std::string port = by_port_ ? "port " + std::to_string(&device - devices_.data()) + ": " : "";
+            params_.fail(by_port_ ? "devices" : "device", port + device + ": " + e.what());
+        }
     }
     opened_ = true;
+}
+
+void PortSink::send(size_t out, const PacketDesc* d, uint16_t n) {
+    rte_mbuf* m[kBurstMax];
+    for (uint16_t i = 0; i < n; ++i) m[i] = d[i].mbuf;
+    // The PMD frees what it sends inside DPDK, unseen by ThreadSanitizer (no code without TSan).
+    release_to_pool(m, n);
+    const uint16_t port = port_ids_[out];
+    uint16_t sent = 0;
+    for (unsigned attempt = 0; attempt < kTxAttempts && sent < n; ++attempt) {
+        const uint16_t k = rte_eth_tx_burst(port, queue_, m + sent, n - sent);
+        sent += k;
+        if (k == 0) rte_pause();
+    }
+    for (uint16_t i = sent; i < n; ++i) drop(d[i], tx_full_);
+    if (by_port_) sent_[out].add(sent);
 }
 
 void PortSink::process(Burst& b) {
@@ -61,33 +129,64 @@ void PortSink::process(Burst& b) {
         b.n = 0;
         return;
     }
-    rte_mbuf* m[kBurstMax];
-    for (uint16_t i = 0; i < b.n; ++i) m[i] = b.d[i].mbuf;
-    // The PMD frees what it sends inside DPDK, unseen by ThreadSanitizer (no code without TSan).
-    release_to_pool(m, b.n);
-    uint16_t sent = 0;
-    for (unsigned attempt = 0; attempt < kTxAttempts && sent < b.n; ++attempt) {
-        const uint16_t n = rte_eth_tx_burst(port_id_, queue_, m + sent, b.n - sent);
-        sent += n;
-        if (n == 0) rte_pause();
+    if (!by_port_) {
+        send(0, b.d, b.n);
+        b.n = 0;
+        return;
     }
-    for (uint16_t i = sent; i < b.n; ++i) drop(b.d[i], tx_full_);
+    groups_.sort(b);
+    for (uint16_t g = 0; g < groups_.groups; ++g) {
+        const PortGroups::Group& gr = groups_.group[g];
+        const PacketDesc* d = groups_.d + gr.begin;
+        const uint16_t n = static_cast<uint16_t>(gr.end - gr.begin);
+        if (gr.port < devices_.size()) {
+            send(gr.port, d, n);
+        } else {
+            for (uint16_t i = 0; i < n; ++i) drop(d[i], no_port_);
+        }
+    }
     b.n = 0;
 }
 
 void PortSink::close() {
     if (!opened_) return;
     opened_ = false;
-    ethdev_port_release(port_id_);
+    for (uint16_t id : port_ids_) ethdev_port_release(id);
 }
 
-std::vector<std::string> PortSink::pci_devices(const ParamValues& p) { return pci_devices_in(p.get_string("device")); }
+std::vector<PortTx> PortSink::tx_by_port() const {
+    std::vector<PortTx> out;
+    if (!by_port_) return out;
+    for (size_t i = 0; i < devices_.size(); ++i)
+        out.push_back(PortTx{static_cast<uint16_t>(i), devices_[i], sent_[i].get()});
+    return out;
+}
 
-TILEPIPE_STAGE(PortSink, "port_out", "sink: transmit on one TX queue of a DPDK ethdev port (NIC or virtual PMD)",
+std::vector<std::string> PortSink::pci_devices(const ParamValues& p) {
+    std::vector<std::string> pci = pci_devices_in(p.get_string("device"));
+    if (!p.given("devices") || p.get_string("devices").empty()) return pci;
+    pci.clear();  // `device` is not used when `devices` is given
+    try {
+        for (const std::string& d : device_list(p))
+            for (std::string& a : pci_devices_in(d)) pci.push_back(std::move(a));
+    } catch (const LocatedError&) {
+        // check_params reports it
+    }
+    return pci;
+}
+
+TILEPIPE_STAGE(PortSink, "port_out",
+               "sink: transmit on a TX queue of a DPDK ethdev port (NIC or virtual PMD), or of the port each "
+               "packet was routed to",
                param<std::string>("device", "net_null0",
                                   "PCI address, existing port name, or vdev spec created at open "
-                                  "(net_null0 frees packets; net_pcap0,tx_pcap=FILE writes them)"),
-               param<uint64_t>("tx_queue", 0, "TX queue this instance transmits on"),
+                                  "(net_null0 frees packets; net_pcap0,tx_pcap=FILE writes them); every "
+                                  "packet goes there"),
+               param<std::string>("devices", "",
+                                  "devices of ports 0, 1, 2, ... (comma-separated, each as 'device'; a word "
+                                  "with '=' is an argument of the device before it): a packet goes to its "
+                                  "port's device, one without is dropped as no_port; not with 'device'"),
+               param<uint64_t>("tx_queue", 0, "TX queue this instance transmits on (on every device)"),
                param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user"),
                param<uint64_t>("txd", 1024, "descriptors per TX queue"));
 

@@ -229,24 +229,101 @@ RewriteRule rule_from_line(const RuleFile& file, const RuleLine& line) {
 
 }  // namespace
 
-Rewrite::Rewrite(const ParamValues& params) : Stage(kKind) {
+namespace {
+
+// A comma-separated list of MACs, index = port (`port_macs`, `next_hop_macs`); empty when the
+// parameter is "".
+std::vector<std::array<uint8_t, 6>> mac_list(const ParamValues& p, const char* name) {
+    std::vector<std::array<uint8_t, 6>> macs;
+    const std::string& text = p.get_string(name);
+    if (text.empty()) return macs;
+    size_t at = 0;
+    for (;;) {
+        const size_t comma = text.find(',', at);
+        std::string word = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        word.erase(0, word.find_first_not_of(" \t"));
+        word.erase(word.find_last_not_of(" \t") + 1);
+        const std::string port = "port " + std::to_string(macs.size());
+        std::array<uint8_t, 6> mac{};
+        std::string why;
+        if (word.empty()) p.fail(name, std::string("'") + name + "' gives " + port + " no MAC (an empty entry)");
+        if (!parse_mac_address(word, mac, why)) p.fail(name, std::string("'") + name + "' " + port + ": " + why);
+        macs.push_back(mac);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    if (macs.size() > 256)
+        p.fail(name, std::string("'") + name + "' lists " + std::to_string(macs.size()) + " ports; a port is 0-255");
+    return macs;
+}
+
+// Everything the parameters say, checked: the rules and the per-port MAC tables.
+struct RewriteConfig {
+    std::vector<RewriteRule> rules;
+    bool from_file = false;
+    std::vector<std::array<uint8_t, 6>> port_src, port_dst;
+};
+
+RewriteConfig config_of(const ParamValues& params) {
+    RewriteConfig c;
     int family = 0;
     RewriteRule fields = rule_from_params(params, family);
+    c.port_src = mac_list(params, "port_macs");
+    c.port_dst = mac_list(params, "next_hop_macs");
+    if (!c.port_src.empty() && fields.set_src_mac)
+        params.fail("port_macs", "'src_mac' and 'port_macs' both set the source MAC: give one");
+    if (!c.port_dst.empty() && fields.set_dst_mac)
+        params.fail("next_hop_macs", "'dst_mac' and 'next_hop_macs' both set the destination MAC: give one");
+    if (!c.port_src.empty() && !c.port_dst.empty() && c.port_src.size() != c.port_dst.size())
+        params.fail("next_hop_macs", "'next_hop_macs' lists " + std::to_string(c.port_dst.size()) +
+                                         " ports but 'port_macs' " + std::to_string(c.port_src.size()) +
+                                         ": one of each per port");
     const std::string& path = params.get_string("rules");
     if (path.empty()) {
-        rules_.push_back(fields);  // family stays 0: it matches every packet
-    } else {
-        for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port"})
-            if (params.given(name) && params.text(name) != "" && params.text(name) != "-1")
-                params.fail(name, std::string("'") + name + "' and 'rules' both say what to write: put it in a rule");
-        const RuleFile file(path, params.where("rules"));
-        for (const RuleLine& line : file.lines()) rules_.push_back(rule_from_line(file, line));
-        from_file_ = true;
+        c.rules.push_back(fields);  // family stays 0: it matches every packet
+        return c;
     }
+    for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port"})
+        if (params.given(name) && params.text(name) != "" && params.text(name) != "-1")
+            params.fail(name, std::string("'") + name + "' and 'rules' both say what to write: put it in a rule");
+    const RuleFile file(path, params.where("rules"));
+    for (const RuleLine& line : file.lines()) c.rules.push_back(rule_from_line(file, line));
+    c.from_file = true;
+    return c;
+}
+
+}  // namespace
+
+void Rewrite::check_params(const ParamValues& params) { config_of(params); }
+
+Rewrite::Rewrite(const ParamValues& params) : Stage(kKind) {
+    check_params(params);
+    RewriteConfig c = config_of(params);
+    rules_ = std::move(c.rules);
+    from_file_ = c.from_file;
+    port_src_ = std::move(c.port_src);
+    port_dst_ = std::move(c.port_dst);
     not_ipv4_ = declare_event("not_ipv4");
     not_ipv6_ = declare_event("not_ipv6");
     no_ports_ = declare_event("no_ports");
     unmatched_ = declare_event("unmatched");
+    no_port_mac_ = declare_event("no_port_mac");
+}
+
+// The MACs of the packet's output port (l3fwd style); before any rule, which may override them.
+void Rewrite::set_port_macs(const PacketDesc& d, const View& v) {
+    if (rte_pktmbuf_data_len(v.m) < kEtherHeader) return;
+    const uint8_t port = d.port;
+    bool missing = false;
+    if (!port_dst_.empty()) {
+        if (port < port_dst_.size()) std::memcpy(v.frame, port_dst_[port].data(), 6);
+        else missing = true;
+    }
+    if (!port_src_.empty()) {
+        if (port < port_src_.size()) std::memcpy(v.frame + 6, port_src_[port].data(), 6);
+        else missing = true;
+    }
+    if (missing) [[unlikely]] count_event(no_port_mac_);
 }
 
 void Rewrite::apply(const RewriteRule& r, const View& v) {
@@ -300,12 +377,14 @@ void Rewrite::apply(const RewriteRule& r, const View& v) {
 
 void Rewrite::process(Burst& b) {
     const uint16_t n = b.n;
+    const bool by_port = !port_src_.empty() || !port_dst_.empty();
     for (uint16_t i = 0; i < n; ++i) {
         if (i + 1 < n) {
             rte_prefetch0(RTE_PTR_ADD(b.d[i + 1].mbuf, RTE_CACHE_LINE_SIZE));
             rte_prefetch0(rte_pktmbuf_mtod(b.d[i + 1].mbuf, const void*));
         }
         const View v = view_of(b.d[i]);
+        if (by_port) set_port_macs(b.d[i], v);
         if (!from_file_) {
             apply(rules_.front(), v);
             continue;
@@ -326,6 +405,12 @@ TILEPIPE_STAGE(Rewrite, "rewrite",
                "rules, keeping checksums valid (RFC 1624 incremental updates)",
                param<std::string>("src_mac", "", "Ethernet source to write (aa:bb:cc:dd:ee:ff); \"\" = keep"),
                param<std::string>("dst_mac", "", "Ethernet destination to write; \"\" = keep"),
+               param<std::string>("port_macs", "",
+                                  "source MAC per output port, port 0 first, comma-separated (each port's own "
+                                  "address, as l3fwd takes it from the NIC); not with src_mac; \"\" = none"),
+               param<std::string>("next_hop_macs", "",
+                                  "destination MAC per output port, port 0 first, comma-separated (the next hop "
+                                  "behind each port, l3fwd's --eth-dest); not with dst_mac; \"\" = none"),
                param<std::string>("src_ip", "",
                                   "source address to write, IPv4 or IPv6, on packets of its family (IP and "
                                   "TCP/UDP checksums follow); \"\" = keep"),

@@ -4,9 +4,15 @@
 // Synopsis
 //   - { stage: rewrite, dst_mac: "02:00:00:00:00:01", src_ip: 192.0.2.1, src_port: 40000 }
 //   - { stage: rewrite, rules: conf/data/nat.rules }
+//   - { stage: rewrite, port_macs: "02:00:00:00:01:00, 02:00:00:00:01:01",
+//                       next_hop_macs: "02:00:00:00:02:00, 02:00:00:00:02:01" }   # l3fwd
 //
 // Parameters (any subset; one left empty, or -1 for a port, is not touched)
 //   src_mac, dst_mac    Ethernet source / destination, aa:bb:cc:dd:ee:ff     default ""
+//   port_macs           source MAC by output port: port 0's, port 1's, ...    default ""
+//                       comma-separated (not with src_mac)
+//   next_hop_macs       destination MAC by output port, likewise (not with    default ""
+//                       dst_mac); with port_macs, one of each per port
 //   src_ip, dst_ip      source / destination address, IPv4 or IPv6; set on    default ""
 //                       packets of that family only
 //   src_port, dst_port  TCP or UDP source / destination port, 0-65535         default -1
@@ -28,6 +34,13 @@
 // A rule is of one address family at most: its prefixes and addresses must agree, and it
 // matches only packets of that family. Mistakes are `file:line: message` before traffic.
 //
+// Per-port MACs, as DPDK's l3fwd sets them: after `lpm_route` has written the output port to
+// the descriptor (PacketDesc::port), a packet leaving port P gets port_macs[P] as its source
+// (the port's own address, which l3fwd reads from the NIC) and next_hop_macs[P] as its
+// destination (the neighbour behind port P, l3fwd's `--eth-dest=P,MAC`): a route names a port,
+// and each port has one next hop. They are written before any rule, so a rule's MAC wins; a
+// port beyond a given list keeps its MACs and is counted as `no_port_mac`.
+//
 // Which packets change (after `parse`, whose offsets and type bits it reads):
 //   - MACs: every frame holding a whole Ethernet header, IP or not.
 //   - Addresses: packets with a whole header of the address's family. The IPv4 header checksum
@@ -48,7 +61,11 @@
 //
 // Events (counted, the packet still passes): `not_ipv4` / `not_ipv6` (an address of that family
 // was to be set but the packet has no whole header of it), `no_ports` (a port was to be set but
-// the packet has no whole TCP/UDP header), `unmatched` (rules given, none matched).
+// the packet has no whole TCP/UDP header), `unmatched` (rules given, none matched),
+// `no_port_mac` (a per-port MAC list has no entry for the packet's port).
+//
+// Every parameter mistake (a malformed MAC or address, lists of different lengths, fields
+// given with `rules`, a rules-file line) is found by check_params, without EAL.
 #pragma once
 
 #include <array>
@@ -99,6 +116,9 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
     static constexpr double kCost = 0.5;  // a few header writes
 
+    // Every check of the parameters and the rules file; needs no EAL.
+    static void check_params(const ParamValues& params);
+
     explicit Rewrite(const ParamValues& params);
     void process(Burst& b) override;
 
@@ -108,14 +128,18 @@ public:
 
 private:
     void apply(const RewriteRule& r, const View& v);
+    void set_port_macs(const PacketDesc& d, const View& v);
 
     std::vector<RewriteRule> rules_;
     bool from_file_ = false;
+    std::vector<std::array<uint8_t, 6>> port_src_;  // by output port; empty = not set
+    std::vector<std::array<uint8_t, 6>> port_dst_;
 
     uint16_t not_ipv4_;
     uint16_t not_ipv6_;
     uint16_t no_ports_;
     uint16_t unmatched_;
+    uint16_t no_port_mac_;
 };
 
 }  // namespace tp

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/stop_request.hpp"
 
@@ -304,6 +305,7 @@ RunReport AppRunner::collect(double seconds) const {
             s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < in.stage->events().size(); ++i)
             s.events[in.stage->events()[i]] = st.event[i].get();
+        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get())) s.ports = by_port->tx_by_port();
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;

@@ -9,6 +9,21 @@ namespace {
 // Preamble (7) + start delimiter (1) + inter-frame gap (12) + FCS (4): bytes a frame costs on
 // the wire beyond what a capture holds.
 constexpr uint64_t kL1Overhead = 24;
+
+// One line per output port of a sink that sends by port: "    port 1 -> net_null1: 40 packets".
+std::string format_ports(const StageReport& st) {
+    std::string s;
+    for (const PortTx& p : st.ports)
+        s += "    port " + std::to_string(p.port) + " -> " + p.to + ": " + std::to_string(p.packets) + " packets\n";
+    return s;
+}
+
+nlohmann::json ports_json(const StageReport& st) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const PortTx& p : st.ports)
+        ports.push_back({{"port", p.port}, {"to", p.to}, {"packets", p.packets}});
+    return ports;
+}
 }
 
 double StageReport::cycles_per_packet() const {
@@ -49,6 +64,7 @@ std::string format_table(const RunReport& r) {
         for (const auto& [what, n] : st.events)
             if (n != 0) s += "    " + what + ": " + std::to_string(n) + "\n";
         if (st.lost_before != 0) s += "    lost before source: " + std::to_string(st.lost_before) + "\n";
+        s += format_ports(st);
     }
     for (const auto& f : r.failures)
         s += "node '" + f.node + "' failed: " + f.error + " (" + std::to_string(f.dropped) +
@@ -79,6 +95,7 @@ nlohmann::json to_json(const RunReport& r) {
                           {"lost_before", st.lost_before},
                           {"drop_reasons", st.drop_reasons},
                           {"events", st.events}});
+        if (!st.ports.empty()) stages.back()["ports"] = ports_json(st);
     }
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles)

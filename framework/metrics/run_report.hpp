@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "framework/metrics/port_tx.hpp"
+
 namespace tp {
 
 struct StageReport {
@@ -28,6 +30,9 @@ struct StageReport {
     double busy = 0;  // fraction of the run spent inside the stage (vs. polling, waiting)
     std::map<std::string, uint64_t> drop_reasons;
     std::map<std::string, uint64_t> events;
+    // Sinks that send by the descriptor's port: what each port's device or file received
+    // (empty for every other stage).
+    std::vector<PortTx> ports;
 
     double cycles_per_packet() const;
 };

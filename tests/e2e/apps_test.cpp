@@ -1,11 +1,12 @@
 // The example apps' outputs, checked against tcpdump and tshark on a shared capture: the
-// firewall's verdicts and flow records, flowmon's flow export, l3fwd's routing, TTL, checksums
-// and MAC rewrite.
+// firewall's verdicts and flow records, flowmon's flow export, l3fwd's routing to ports, TTL,
+// checksums and per-port MACs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -131,39 +132,157 @@ TEST(Apps, FlowmonExportsTsharksConversations) {
     fs::remove(flows);
 }
 
-TEST(Apps, L3fwdRoutesByPrefixDecrementsTtlKeepsChecksumsAndRewritesMacs) {
-    if (!tshark_available()) GTEST_SKIP() << "tshark is not installed and could not be installed (no apt)";
-    // Two routed prefixes and no default: everything else is dropped as no_route.
-    const std::string routes = write_file("routes.txt", "10.0.0.0/16 1\n212.199.0.0/16 2\n");
-    const std::string out = tmp_path("l3fwd.pcap");
-    const nlohmann::json j =
-        run_json("run conf/l3fwd.yaml --pcap " + capture() + " --loop 1 --set lpm_route.routes=" + routes +
-                 " --set lpm_route.default_port=-1 --set 'port_out.device=net_pcap_l3fwd_test,tx_pcap=" + out + "'");
-    ASSERT_FALSE(j.is_discarded());
-    const std::string routed = "ip and (dst net 10.0.0.0/16 or dst net 212.199.0.0/16)";
-    for (const auto& s : j["stages"])
-        if (s["stage"] == "lpm_route") {
-            EXPECT_EQ(s["drop_reasons"]["no_route"].get<long>(), tcpdump_count(capture(), "ip and not (" + routed + ")"));
-            EXPECT_EQ(s["drop_reasons"]["ttl_exceeded"].get<long>(), tcpdump_count(capture(), routed + " and ip[8] <= 1"));
-        }
-    // Frame by frame, in order: what went in on a routed prefix with a TTL above 1 comes out
-    // with the TTL one lower, the IPv4 checksum as valid as it was, and the next hop's MACs.
+// The l3fwd tests' routes: nested prefixes, so that longest-prefix precedence decides, and a
+// default route. Each port's share of a capture, written as tcpdump filters from this table by
+// hand (a longer prefix takes its addresses from the shorter one holding it).
+const char* const kL3fwdRoutes = "0.0.0.0/0          0\n"
+                                 "10.0.0.0/16        1\n"
+                                 "10.0.0.0/29        2\n"
+                                 "212.199.0.0/16     3\n"
+                                 "212.199.202.0/24   1\n";
+const std::vector<std::string> kL3fwdPortFilters = {
+    "ip and not (dst net 10.0.0.0/16 or dst net 212.199.0.0/16)",
+    "ip and ((dst net 10.0.0.0/16 and not dst net 10.0.0.0/29) or dst net 212.199.202.0/24)",
+    "ip and dst net 10.0.0.0/29",
+    "ip and dst net 212.199.0.0/16 and not dst net 212.199.202.0/24",
+};
+// conf/l3fwd.yaml's MACs: port P sends from 02:00:00:00:00:1P to its next hop 02:00:00:00:00:2P.
+std::string l3fwd_mac(int base, size_t port) { return "02:00:00:00:00:" + std::to_string(base + int(port)); }
+
+// Checks that port `port`'s output `out` holds, frame by frame and in order, what the capture
+// routes to that port (TTL above 1), with the TTL one lower, the IPv4 checksum as valid as it
+// was and the port's MACs.
+void expect_port_output(const std::string& out, size_t port) {
+    SCOPED_TRACE("port " + std::to_string(port) + ": " + out);
+    const std::string mine = tmp_path("l3fwd-expected.pcap");
+    ASSERT_EQ(run_command("tcpdump -r '" + capture() + "' -w '" + mine + "' '(" + kL3fwdPortFilters[port] +
+                          ") and ip[8] > 1'").status, 0);
     const std::vector<std::string> fields{"ip.dst", "ip.ttl", "ip.checksum.status", "eth.src", "eth.dst"};
     std::vector<std::vector<std::string>> expected;
-    for (auto row : tshark_fields(capture(), fields)) {
-        const bool hit = row[0].rfind("10.0.", 0) == 0 || row[0].rfind("212.199.", 0) == 0;
-        if (!hit || std::stoi(row[1]) <= 1) continue;
+    for (auto row : tshark_fields(mine, fields)) {
         row[1] = std::to_string(std::stoi(row[1]) - 1);
-        row[3] = "02:00:00:00:00:01";
-        row[4] = "02:00:00:00:00:02";
+        row[3] = l3fwd_mac(10, port);
+        row[4] = l3fwd_mac(20, port);
         expected.push_back(row);
     }
-    ASSERT_FALSE(expected.empty()) << "the capture should hold routed IPv4 packets";
+    fs::remove(mine);
     const auto got = tshark_fields(out, fields);
     ASSERT_EQ(got.size(), expected.size());
-    EXPECT_EQ(static_cast<long>(got.size()), tcpdump_count(capture(), routed + " and ip[8] > 1"));
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "frame " << i + 1;
-    for (const auto& p : {routes, out}) fs::remove(p);
+}
+
+// What the capture sends to each port, by tcpdump: routed there with a TTL above 1.
+std::vector<long> l3fwd_port_counts() {
+    std::vector<long> n;
+    for (const auto& f : kL3fwdPortFilters) n.push_back(tcpdump_count(capture(), "(" + f + ") and ip[8] > 1"));
+    return n;
+}
+
+// The `ports` block of the report for the stage named `stage`, port -> packets.
+std::map<long, long> reported_ports(const nlohmann::json& report, const std::string& stage) {
+    std::map<long, long> ports;
+    for (const auto& s : report["stages"])
+        if (s["stage"] == stage && s.contains("ports"))
+            for (const auto& p : s["ports"]) ports[p["port"].get<long>()] += p["packets"].get<long>();
+    return ports;
+}
+
+TEST(Apps, L3fwdSendsEachPacketOnThePortItsLongestPrefixNamesWithThatPortsMacs) {
+    if (!tshark_available()) GTEST_SKIP() << "tshark is not installed and could not be installed (no apt)";
+    const std::string routes = write_file("routes.txt", kL3fwdRoutes);
+    std::vector<std::string> outs;
+    std::string devices;
+    for (size_t p = 0; p < kL3fwdPortFilters.size(); ++p) {
+        outs.push_back(tmp_path("l3fwd-port" + std::to_string(p) + ".pcap"));
+        devices += (p != 0 ? ", " : "") + std::string("net_pcap_l3fwd") + std::to_string(p) + ",tx_pcap=" + outs[p];
+    }
+    const nlohmann::json j = run_json("run conf/l3fwd.yaml --pcap " + capture() + " --loop 1 --set lpm_route.routes=" +
+                                      routes + " --set 'port_out.devices=" + devices + "'");
+    ASSERT_FALSE(j.is_discarded());
+    const std::vector<long> want = l3fwd_port_counts();
+    for (size_t p = 0; p < want.size(); ++p) ASSERT_GT(want[p], 0) << "the capture should reach port " << p;
+    // Per port: the report's count, the device's file, and every frame in it.
+    const std::map<long, long> reported = reported_ports(j, "port_out");
+    ASSERT_EQ(reported.size(), want.size());
+    for (size_t p = 0; p < want.size(); ++p) {
+        EXPECT_EQ(reported.at(long(p)), want[p]) << "port " << p;
+        EXPECT_EQ(tcpdump_count(outs[p], ""), want[p]) << "port " << p;
+        expect_port_output(outs[p], p);
+    }
+    // Everything else is accounted: not IP, or TTL 1 or 0; no route misses with a default.
+    for (const auto& s : j["stages"])
+        if (s["stage"] == "lpm_route") {
+            EXPECT_EQ(s["drop_reasons"]["not_ip"].get<long>(), tcpdump_count(capture(), "not ip"));
+            EXPECT_EQ(s["drop_reasons"]["ttl_exceeded"].get<long>(), tcpdump_count(capture(), "ip and ip[8] <= 1"));
+            EXPECT_EQ(s["drop_reasons"]["no_route"].get<long>(), 0);
+        }
+    EXPECT_EQ(stage_sum(j, "port_out", "drops"), 0u);
+    EXPECT_EQ(j["delivered"].get<long>(), want[0] + want[1] + want[2] + want[3]);
+    EXPECT_EQ(j["unaccounted"], 0);
+    for (const auto& p : outs) fs::remove(p);
+    fs::remove(routes);
+}
+
+TEST(Apps, L3fwdIntoPcapOutSplitByPortWritesACapturePerPortAndPortsWithoutADeviceAreNoPortDrops) {
+    if (!tshark_available()) GTEST_SKIP() << "tshark is not installed and could not be installed (no apt)";
+    const std::string routes = write_file("routes.txt", kL3fwdRoutes);
+    const std::string dir = tmp_path("l3fwd-split");
+    fs::create_directories(dir);
+    // The shipped app's stages with a pcap_out per port instead of devices.
+    const std::string app = write_file("l3fwd-split.yaml",
+                                       "app: l3fwd-split\n"
+                                       "pipeline:\n"
+                                       "  - { stage: pcap, name: src, file: " + capture() + " }\n"
+                                       "  - stage: parse\n"
+                                       "  - { stage: lpm_route, routes: " + routes + " }\n"
+                                       "  - stage: rewrite\n"
+                                       "    port_macs: 02:00:00:00:00:10, 02:00:00:00:00:11, 02:00:00:00:00:12, 02:00:00:00:00:13\n"
+                                       "    next_hop_macs: 02:00:00:00:00:20, 02:00:00:00:00:21, 02:00:00:00:00:22, 02:00:00:00:00:23\n"
+                                       "  - { stage: pcap_out, file: " + dir + "/port%p.pcap }\n");
+    const nlohmann::json j = run_json("run " + app);
+    ASSERT_FALSE(j.is_discarded());
+    const std::vector<long> want = l3fwd_port_counts();
+    const std::map<long, long> reported = reported_ports(j, "pcap_out");
+    ASSERT_EQ(reported.size(), want.size());
+    for (size_t p = 0; p < want.size(); ++p) {
+        const std::string out = dir + "/port" + std::to_string(p) + ".pcap";
+        EXPECT_EQ(reported.at(long(p)), want[p]) << "port " << p;
+        EXPECT_EQ(tcpdump_count(out, ""), want[p]) << "port " << p;
+        expect_port_output(out, p);
+    }
+    EXPECT_EQ(j["unaccounted"], 0);
+
+    // The same app sending on two devices: ports 2 and 3 have none, their packets are no_port drops.
+    const nlohmann::json two = run_json("run conf/l3fwd.yaml --pcap " + capture() + " --set lpm_route.routes=" + routes +
+                                        " --set 'port_out.devices=net_null_l3fwd0, net_null_l3fwd1'");
+    ASSERT_FALSE(two.is_discarded());
+    for (const auto& s : two["stages"])
+        if (s["stage"] == "port_out") EXPECT_EQ(s["drop_reasons"]["no_port"].get<long>(), want[2] + want[3]);
+    const std::map<long, long> sent = reported_ports(two, "port_out");
+    EXPECT_EQ(sent, (std::map<long, long>{{0, want[0]}, {1, want[1]}}));
+    EXPECT_EQ(two["unaccounted"], 0);
+    fs::remove_all(dir);
+    for (const auto& p : {routes, app}) fs::remove(p);
+}
+
+TEST(Apps, L3fwdPortMistakesAreRefusedByValidateAndRunWithTheirPlaceAndExit2) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"rewrite.port_macs=02:00:00:00:00:10,02:00:00:00:00:1x",
+         "--set rewrite.port_macs=02:00:00:00:00:10,02:00:00:00:00:1x: 'port_macs' port 1: '02:00:00:00:00:1x' is not a MAC address"},
+        {"rewrite.next_hop_macs=02:00:00:00:00:20",
+         "--set rewrite.next_hop_macs=02:00:00:00:00:20: 'next_hop_macs' lists 1 ports but 'port_macs' 5"},
+        {"rewrite.src_mac=02:00:00:00:00:01", "conf/l3fwd.yaml:21:16: 'src_mac' and 'port_macs' both set the source MAC"},
+        {"port_out.devices=net_null0,,net_null1", "--set port_out.devices=net_null0,,net_null1: 'devices' word 2 is empty"},
+        {"port_out.device=net_null0", "conf/l3fwd.yaml:24:14: 'device' and 'devices' both name where packets go"},
+    };
+    for (const auto& [set, message] : cases) {
+        for (const char* command : {"validate", "run"}) {
+            SCOPED_TRACE(std::string(command) + " --set " + set);
+            const CommandResult r = tilepipe(std::string(command) + " conf/l3fwd.yaml --set '" + set + "'");
+            EXPECT_EQ(r.status, 2);
+            EXPECT_NE(r.err.find("tilepipe: " + message), std::string::npos) << r.err;
+        }
+    }
 }
 
 }  // namespace

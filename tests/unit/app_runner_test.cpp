@@ -7,7 +7,9 @@
 #include "framework/graph/app_runner.hpp"
 #include "framework/runtime/stop_request.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -269,6 +271,47 @@ TEST(AppRunnerAccounting, MbufsASinkKeepsLeaveThePoolNotFull) {
     EXPECT_FALSE(r.pools_full());
     ASSERT_EQ(r.pools.size(), 1u);
     EXPECT_EQ(r.pools[0].capacity - r.pools[0].available, 1000u);
+}
+
+TEST(AppRunner, AFarmOfRoutersSendsEachPortsShareOnItsDeviceAndTheReportCountsItPerPort) {
+    // synth's 1024 flows go to 10.128.0.0/22, each flow in turn: 10.128.0-1.x (flows 0-511) is
+    // port 0, 10.128.2-3.x port 1, so 40960 packets are 20480 per port. Each worker's port_out
+    // sends on TX queue w of both devices.
+    char routes[] = "/tmp/tp_runner_routes_XXXXXX";
+    const int fd = mkstemp(routes);
+    ASSERT_GE(fd, 0);
+    const std::string text = "10.128.0.0/23 0\n10.128.2.0/23 1\n";
+    ASSERT_EQ(write(fd, text.data(), text.size()), ssize_t(text.size()));
+    close(fd);
+    const RunReport r = run_yaml(std::string("pipeline:\n  - { stage: synth, count: 40960, flows: 1024 }\n  - parse\n"
+                                             "  - farm:\n      workers: 2\n      collect: none\n      worker:\n"
+                                             "        - { stage: lpm_route, routes: ") + routes + " }\n"
+                                 "        - { stage: port_out, devices: \"net_null_rp0, net_null_rp1\" }\n");
+    std::remove(routes);
+    uint64_t per_port[2] = {0, 0};
+    int sinks = 0;
+    for (const auto& s : r.stages) {
+        if (s.stage != "port_out") continue;
+        ++sinks;
+        ASSERT_EQ(s.ports.size(), 2u) << s.name;
+        EXPECT_EQ(s.ports[0].to, "net_null_rp0");
+        EXPECT_EQ(s.ports[1].to, "net_null_rp1");
+        EXPECT_EQ(s.ports[0].packets + s.ports[1].packets, s.out) << s.name;
+        for (size_t p = 0; p < 2; ++p) per_port[p] += s.ports[p].packets;
+    }
+    EXPECT_EQ(sinks, 2);
+    EXPECT_EQ(per_port[0], 20480u);
+    EXPECT_EQ(per_port[1], 20480u);
+    EXPECT_EQ(r.delivered, 40960u);
+    expect_accounted(r);
+    // The table shows each port under its sink; JSON carries the same.
+    EXPECT_NE(format_table(r).find("    port 1 -> net_null_rp1: "), std::string::npos) << format_table(r);
+    const nlohmann::json j = to_json(r);
+    uint64_t json_port1 = 0;
+    for (const auto& s : j["stages"])
+        if (s["stage"] == "port_out") json_port1 += s["ports"][1]["packets"].get<uint64_t>();
+        else EXPECT_FALSE(s.contains("ports")) << s["stage"];
+    EXPECT_EQ(json_port1, 20480u);
 }
 
 }  // namespace

@@ -313,5 +313,131 @@ TEST_F(PcapSinkTest, AnEmptyRunStillWritesAReadableEmptyCapture) {
     EXPECT_EQ(read_with_libpcap(out).frames.size(), 0u);
 }
 
+// ---- split by port ---------------------------------------------------------------------------
+
+// Replays `capture`, giving the i-th packet the port port_of(i), into `sink`; returns the
+// frames each port should get, in order.
+template <typename PortOf>
+std::vector<std::vector<std::string>> replay_by_port(const std::string& capture, PcapSink& sink, MbufPool& pool,
+                                                     PortOf port_of) {
+    PcapSource src(params_of("pcap", {{"file", capture}}));
+    StageEnv env{&pool, "node", 0};
+    src.open(env);
+    std::vector<std::vector<std::string>> want(256);
+    size_t i = 0;
+    for (Burst b;;) {
+        b.n = 0;
+        if (src.produce(b) == SourceStatus::Done) break;
+        for (PacketDesc& d : b) {
+            d.port = port_of(i++);
+            want[d.port].emplace_back(rte_pktmbuf_mtod(d.mbuf, const char*), rte_pktmbuf_data_len(d.mbuf));
+        }
+        sink.process(b);
+        EXPECT_EQ(b.n, 0);
+    }
+    src.close();
+    return want;
+}
+
+TEST_F(PcapSinkTest, WithPercentPEachPortsPacketsGoToTheirOwnCaptureInOrder) {
+    const std::string capture = test::pcaps_dir() + "/pcpp__example.pcap";
+    PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/port%p.pcap"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    sink.open(env);
+    // Ports 0, 2 and 7 in an uneven pattern; no packet for port 1.
+    const auto want = replay_by_port(capture, sink, pool, [](size_t i) { return uint8_t(i % 5 == 0 ? 7 : i % 3 == 0 ? 2 : 0); });
+    sink.close();
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    EXPECT_FALSE(fs::exists(dir_ + "/port1.pcap")) << "a port without packets leaves no capture";
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 3u);
+    size_t total = 0;
+    for (size_t k = 0; k < tx.size(); ++k) {
+        const unsigned port = tx[k].port;
+        SCOPED_TRACE("port " + std::to_string(port));
+        EXPECT_EQ(tx[k].to, dir_ + "/port" + std::to_string(port) + ".pcap");
+        ASSERT_FALSE(want[port].empty());
+        EXPECT_EQ(tx[k].packets, want[port].size());
+        EXPECT_EQ(tcpdump_count(tx[k].to), want[port].size());
+        EXPECT_EQ(read_with_libpcap(tx[k].to).frames, want[port]);
+        total += want[port].size();
+    }
+    EXPECT_EQ(tx[0].port, 0);
+    EXPECT_EQ(tx[1].port, 2);
+    EXPECT_EQ(tx[2].port, 7);
+    EXPECT_EQ(total, tcpdump_count(capture));
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PcapSinkTest, APortWhoseCaptureCannotBeCreatedCountsExactlyItsPacketsAsWriteErrors) {
+    fs::create_directory(dir_ + "/0");  // port 1's directory is missing
+    PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/%p/out.pcap"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    sink.open(env);
+    const auto want =
+        replay_by_port(test::pcaps_dir() + "/pcpp__example.pcap", sink, pool, [](size_t i) { return uint8_t(i % 4 == 1); });
+    EXPECT_TRUE(stop_requested()) << "a capture that cannot be made stops the run";
+    clear_stop_request();
+    try {
+        sink.close();
+        ADD_FAILURE() << "close() must fail the node";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(dir_ + "/1/out.pcap"), std::string::npos) << e.what();
+    }
+    ASSERT_FALSE(want[1].empty());
+    EXPECT_EQ(sink.stats().drops.get(), want[1].size());
+    EXPECT_EQ(sink.stats().reason[0].get(), want[1].size()) << "write_error";
+    EXPECT_EQ(tcpdump_count(dir_ + "/0/out.pcap"), want[0].size());
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx[0].packets, want[0].size());
+    EXPECT_EQ(tx[1].packets, 0u);
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PcapSinkTest, WriteErrorsOfOnePortsCaptureAreThisStagesDropsAndNotThatPortsPackets) {
+    // Port 1's capture is /dev/full (through a link): it opens, and every write fails.
+    fs::create_symlink("/dev/full", dir_ + "/port1.pcap");
+    PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/port%p.pcap"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "node", 0};
+    sink.open(env);
+    const auto want =
+        replay_by_port(test::pcaps_dir() + "/pcpp__example.pcap", sink, pool, [](size_t i) { return uint8_t(i % 3 == 1); });
+    clear_stop_request();
+    try {
+        sink.close();
+        ADD_FAILURE() << "close() must fail the node";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(dir_ + "/port1.pcap"), std::string::npos) << e.what();
+    }
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx[0].packets, want[0].size());
+    EXPECT_EQ(tcpdump_count(dir_ + "/port0.pcap"), want[0].size());
+    EXPECT_GT(sink.stats().drops.get(), 0u);
+    EXPECT_EQ(sink.stats().reason[0].get(), sink.stats().drops.get()) << "write_error";
+    EXPECT_EQ(tx[1].packets + sink.stats().drops.get(), want[1].size())
+        << "each of port 1's packets is written or a drop, never both";
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PcapSinkTest, APerPortPatternInAMissingDirectoryIsRefusedAtOpen) {
+    PcapSink sink(params_of("pcap_out", {{"file", dir_ + "/missing/out%p.pcap"}}));
+    MbufPool pool = app_pool(511);
+    StageEnv env{&pool, "node", 0};
+    try {
+        sink.open(env);
+        FAIL() << "open() accepted a missing directory";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().line, 2);
+        EXPECT_EQ(e.message(), "cannot write captures '" + dir_ + "/missing/out%p.pcap': directory '" + dir_ +
+                                   "/missing': No such file or directory");
+    }
+    EXPECT_EQ(PcapSink::port_file("a%p/b%p.pcap", 12), "a12/b12.pcap");
+}
+
 }  // namespace
 }  // namespace tp

@@ -148,7 +148,8 @@ TEST(PortRegistration, PortIsASourceAndPortOutASinkWithDocumentedParameters) {
     ASSERT_NE(sink, nullptr);
     EXPECT_EQ(sink->kind, StageKind::Sink);
     EXPECT_EQ(sink->find_param("device")->default_text, "net_null0");
-    for (const char* p : {"tx_queue", "queues", "txd"}) ASSERT_NE(sink->find_param(p), nullptr) << p;
+    for (const char* p : {"devices", "tx_queue", "queues", "txd"}) ASSERT_NE(sink->find_param(p), nullptr) << p;
+    EXPECT_EQ(sink->find_param("devices")->default_text, "");
 }
 
 // ---- sink ----------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ TEST_F(PortTest, AFullTxQueueDropsTheRestAsTxFullInsteadOfSpinning) {
     PortSink sink(params_of("port_out", {{"device", "net_ring12"}}));
     StageEnv env{&pool, "out", 0};
     sink.open(env);
-    ASSERT_EQ(sink.drop_reasons(), std::vector<std::string>{"tx_full"});
+    ASSERT_EQ(sink.drop_reasons(), (std::vector<std::string>{"tx_full", "no_port"}));
     uint32_t seq = 0;
     const int bursts = 48;
     for (int i = 0; i < bursts; ++i) {
@@ -457,6 +458,167 @@ TEST(PortParameters, AFileBecomesANetPcapDeviceWithOneReplayPerQueue) {
     EXPECT_NE(refused({}).find("needs 'device'"), std::string::npos) << refused({});
     EXPECT_NE(refused({{"device", "net_null0"}, {"file", "a.pcap"}}).find("app.yaml:3:5 'device' and 'file' both"),
               std::string::npos);
+}
+
+// ---- sending by port -----------------------------------------------------------------------
+
+// Sequence numbers of every frame waiting on RX queue 0 of `device` (a net_ring loopback).
+std::vector<uint32_t> ring_contents(const std::string& device) {
+    uint16_t pid;
+    EXPECT_EQ(rte_eth_dev_get_port_by_name(device.c_str(), &pid), 0) << device;
+    std::vector<uint32_t> seqs;
+    rte_mbuf* m[kBurstMax];
+    for (uint16_t n; (n = rte_eth_rx_burst(pid, 0, m, kBurstMax)) != 0;)
+        for (uint16_t i = 0; i < n; ++i) {
+            uint32_t s;
+            std::memcpy(&s, rte_pktmbuf_mtod(m[i], const void*), 4);
+            seqs.push_back(s);
+            rte_pktmbuf_free(m[i]);
+        }
+    return seqs;
+}
+
+TEST_F(PortTest, WithDevicesEachPacketGoesToItsPortsDeviceInOrderAndAPortWithoutOneIsANoPortDrop) {
+    // Ports 0, 1, 2 cycle through every burst; port 2 has no device.
+    MbufPool pool = app_pool();
+    PortSink sink(params_of("port_out", {{"devices", "net_ring20, net_ring21"}}));
+    StageEnv env{&pool, "out", 0};
+    sink.open(env);
+    ASSERT_NE(sink.port_id(0), sink.port_id(1));
+    std::vector<uint32_t> want[3];
+    uint32_t seq = 0;
+    for (int i = 0; i < 10; ++i) {
+        const uint32_t first = seq;
+        Burst b = frames(pool, kBurstMax, seq);
+        for (uint16_t k = 0; k < b.n; ++k) {
+            b.d[k].port = static_cast<uint8_t>((first + k) % 3);
+            want[b.d[k].port].push_back(first + k);
+        }
+        sink.process(b);
+        EXPECT_EQ(b.n, 0);
+    }
+    // What each device received, read back from its loopback: exactly its port's packets, in order.
+    EXPECT_EQ(ring_contents("net_ring20"), want[0]);
+    EXPECT_EQ(ring_contents("net_ring21"), want[1]);
+    EXPECT_EQ(sink.stats().drops.get(), want[2].size());
+    EXPECT_EQ(sink.stats().reason[1].get(), want[2].size()) << "no_port";
+    EXPECT_EQ(sink.stats().reason[0].get(), 0u) << "tx_full";
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx[0].port, 0);
+    EXPECT_EQ(tx[0].to, "net_ring20");
+    EXPECT_EQ(tx[0].packets, want[0].size());
+    EXPECT_EQ(tx[1].to, "net_ring21");
+    EXPECT_EQ(tx[1].packets, want[1].size());
+    sink.close();
+    EXPECT_FALSE(port_exists("net_ring20"));
+    EXPECT_FALSE(port_exists("net_ring21"));
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, WithDevicesTheDevicesOwnCountersAgreeWithThePerPortCounts) {
+    // net_null frees what it sends and counts it in its own statistics: an oracle the stage
+    // does not write.
+    MbufPool pool = app_pool();
+    PortSink sink(params_of("port_out", {{"devices", "net_null22,size=64, net_null23"}}));
+    StageEnv env{&pool, "out", 0};
+    sink.open(env);
+    uint64_t want[2] = {0, 0};
+    uint32_t seq = 0;
+    for (int i = 0; i < 50; ++i) {
+        Burst b = frames(pool, kBurstMax, seq);
+        for (uint16_t k = 0; k < b.n; ++k) b.d[k].port = (seq + k * 7) % 5 < 2 ? 0 : 1;
+        for (const PacketDesc& d : b) ++want[d.port];
+        sink.process(b);
+    }
+    const std::vector<PortTx> tx = sink.tx_by_port();
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx[0].to, "net_null22,size=64") << "a vdev argument stays with its device";
+    for (size_t p = 0; p < 2; ++p) {
+        rte_eth_stats st{};
+        ASSERT_EQ(rte_eth_stats_get(sink.port_id(p), &st), 0);
+        EXPECT_EQ(st.opackets, want[p]) << "port " << p;
+        EXPECT_EQ(tx[p].packets, want[p]) << "port " << p;
+    }
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    sink.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST_F(PortTest, WithoutDevicesEveryPortGoesToTheOneDeviceAndNoPerPortCountsAreReported) {
+    MbufPool pool = app_pool();
+    PortSink sink(params_of("port_out", {{"device", "net_null24"}}));
+    StageEnv env{&pool, "out", 0};
+    sink.open(env);
+    uint32_t seq = 0;
+    Burst b = frames(pool, kBurstMax, seq);
+    for (uint16_t k = 0; k < b.n; ++k) b.d[k].port = static_cast<uint8_t>(k * 9);
+    sink.process(b);
+    rte_eth_stats st{};
+    ASSERT_EQ(rte_eth_stats_get(sink.port_id(), &st), 0);
+    EXPECT_EQ(st.opackets, kBurstMax);
+    EXPECT_EQ(sink.stats().drops.get(), 0u);
+    EXPECT_TRUE(sink.tx_by_port().empty());
+    sink.close();
+}
+
+TEST_F(PortTest, FarmWorkersSendOnTheirOwnTxQueueOfEveryDevice) {
+    MbufPool pool = app_pool();
+    PortSink w0(params_of("port_out", {{"devices", "net_null25, net_null26"}, {"tx_queue", "0"}, {"queues", "2"}}));
+    PortSink w1(params_of("port_out", {{"devices", "net_null25, net_null26"}, {"tx_queue", "1"}, {"queues", "2"}}));
+    StageEnv env{&pool, "out", 0};
+    w0.open(env);
+    w1.open(env);
+    for (size_t p = 0; p < 2; ++p) {
+        EXPECT_EQ(w0.port_id(p), w1.port_id(p));
+        EXPECT_EQ(ethdev_port_users(w0.port_id(p)), 2u);
+        rte_eth_dev_info info{};
+        ASSERT_EQ(rte_eth_dev_info_get(w0.port_id(p), &info), 0);
+        EXPECT_EQ(info.nb_tx_queues, 2);
+    }
+    uint32_t seq = 0;
+    for (PortSink* w : {&w0, &w1}) {
+        Burst b = frames(pool, kBurstMax, seq);
+        for (uint16_t k = 0; k < b.n; ++k) b.d[k].port = k & 1;
+        w->process(b);
+        EXPECT_EQ(w->stats().drops.get(), 0u);
+        EXPECT_EQ(w->tx_by_port()[0].packets, kBurstMax / 2);
+        EXPECT_EQ(w->tx_by_port()[1].packets, kBurstMax / 2);
+    }
+    w0.close();
+    w1.close();
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+TEST(PortParameters, DevicesListsOneDevicePerPortAndKeepsVdevArgumentsWithTheirDevice) {
+    const auto list = PortSink::device_list(
+        params_of("port_out", {{"devices", "net_pcap0,tx_pcap=a.pcap, 0000:3b:00.1 ,net_ring0,nodeaction=r0:0:CREATE"}}));
+    EXPECT_EQ(list, (std::vector<std::string>{"net_pcap0,tx_pcap=a.pcap", "0000:3b:00.1", "net_ring0,nodeaction=r0:0:CREATE"}));
+    EXPECT_EQ(PortSink::pci_devices(params_of("port_out", {{"devices", "net_null0, 0000:3b:00.1,x=1"}})),
+              std::vector<std::string>{"0000:3b:00.1"});
+    EXPECT_TRUE(PortSink::device_list(params_of("port_out", {})).empty());
+}
+
+TEST(PortParameters, BadDevicesListsAreRefusedAtTheDevicesParameterWithoutEal) {
+    auto refused = [](const Given& given) -> std::string {
+        try {
+            PortSink::check_params(params_of("port_out", given));
+        } catch (const LocatedError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    // `devices` is the given key on line 2, or line 3 after `device`.
+    EXPECT_NE(refused({{"devices", "net_null0,,net_null1"}}).find("app.yaml:2:5: 'devices' word 2 is empty"),
+              std::string::npos) << refused({{"devices", "net_null0,,net_null1"}});
+    EXPECT_NE(refused({{"devices", "tx_pcap=a.pcap, net_pcap0"}}).find("app.yaml:2:5: 'devices' starts with the argument"),
+              std::string::npos);
+    EXPECT_NE(refused({{"device", "net_null0"}, {"devices", "net_null1"}}).find("app.yaml:3:5: 'device' and 'devices' both"),
+              std::string::npos);
+    std::string many;
+    for (int i = 0; i < 257; ++i) many += (i != 0 ? "," : "") + std::string("net_null") + std::to_string(i);
+    EXPECT_NE(refused({{"devices", many}}).find("lists 257 ports"), std::string::npos);
+    EXPECT_EQ(refused({{"devices", "net_null0, net_null1"}}), "accepted");
 }
 
 TEST(PortParameters, AQueueOutsideQueuesIsRefusedAtTheQueueParameter) {

@@ -196,12 +196,12 @@ protected:
         rewrite_ = std::make_unique<Rewrite>(params_for("rewrite", given));
         return through(*rewrite_, frame);
     }
-    Bytes through(Rewrite& r, const Bytes& frame) {
+    Bytes through(Rewrite& r, const Bytes& frame, uint8_t port = 0) {
         rte_mbuf* m = rte_pktmbuf_alloc(test_pool().get());
         char* at = rte_pktmbuf_append(m, uint16_t(frame.size()));
         if (!frame.empty()) std::memcpy(at, frame.data(), frame.size());
         Burst b;
-        b.d[b.n++] = PacketDesc{m, 0, saturate_length(uint32_t(frame.size())), 0, 0};
+        b.d[b.n++] = PacketDesc{m, 0, saturate_length(uint32_t(frame.size())), port, 0};
         parse_.process(b);
         r.process(b);
         EXPECT_EQ(b.n, 1) << "rewrite never drops";
@@ -656,6 +656,78 @@ TEST_F(RewriteTest, EveryReadableSharedCaptureRunsThroughWithoutReadingPastAFram
     EXPECT_EQ(run_every_shared_capture(parse_, *rewrite_, test_pool().get()), packets);
     EXPECT_GT(event("unmatched"), 0u);
     fs::remove(path);
+}
+
+// ---- per-port MACs (l3fwd) -------------------------------------------------------------------
+
+const Given kPortMacs = {{"port_macs", "02:00:00:00:00:10, 02:00:00:00:00:11,02:00:00:00:00:12"},
+                         {"next_hop_macs", "02:00:00:00:00:20,02:00:00:00:00:21, 02:00:00:00:00:22"}};
+
+TEST_F(RewriteTest, EachOutputPortGivesItsOwnSourceMacAndItsNextHopsDestinationMac) {
+    rewrite_ = std::make_unique<Rewrite>(params_for("rewrite", kPortMacs));
+    const Bytes in = ipv4({});
+    for (uint8_t port = 0; port < 3; ++port) {
+        SCOPED_TRACE("port " + std::to_string(port));
+        const Bytes out = through(*rewrite_, in, port);
+        EXPECT_EQ(slice(out, 0, 6), (Bytes{0x02, 0, 0, 0, 0, uint8_t(0x20 + port)})) << "destination: the next hop";
+        EXPECT_EQ(slice(out, 6, 6), (Bytes{0x02, 0, 0, 0, 0, uint8_t(0x10 + port)})) << "source: the port's own";
+        EXPECT_EQ(slice(out, 12, out.size() - 12), slice(in, 12, in.size() - 12)) << "nothing past the MACs changes";
+    }
+    const Bytes not_ip = through(*rewrite_, arp(), 2);
+    EXPECT_EQ(slice(not_ip, 0, 12), (Bytes{0x02, 0, 0, 0, 0, 0x22, 0x02, 0, 0, 0, 0, 0x12})) << "MACs are set on any frame";
+    EXPECT_EQ(event("no_port_mac"), 0u);
+}
+
+TEST_F(RewriteTest, APortBeyondTheMacListsKeepsItsMacsAndIsCounted) {
+    rewrite_ = std::make_unique<Rewrite>(params_for("rewrite", kPortMacs));
+    const Bytes in = ipv4({});
+    EXPECT_EQ(through(*rewrite_, in, 3), in);
+    EXPECT_EQ(through(*rewrite_, in, 255), in);
+    EXPECT_EQ(event("no_port_mac"), 2u);
+}
+
+TEST_F(RewriteTest, PerPortDestinationsCombineWithOneFixedSourceAndARulesMacWins) {
+    const Bytes out = rewritten({{"src_mac", "0a:0b:0c:0d:0e:0f"}, {"next_hop_macs", "02:00:00:00:00:20, 02:00:00:00:00:21"}},
+                                ipv4({}));
+    EXPECT_EQ(slice(out, 0, 12), (Bytes{0x02, 0, 0, 0, 0, 0x20, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}));
+
+    const fs::path rules = fs::temp_directory_path() / ("rewrite_port_macs_" + std::to_string(::getpid()) + ".rules");
+    std::ofstream(rules) << "dst 198.51.100.0/24 set dst_mac 0e:0e:0e:0e:0e:0e\n";
+    rewrite_ = std::make_unique<Rewrite>(params_for("rewrite", {{"rules", rules.string()},
+                                                                {"port_macs", "02:00:00:00:00:10, 02:00:00:00:00:11"}}));
+    const Bytes ruled = through(*rewrite_, ipv4({}), 1);
+    EXPECT_EQ(slice(ruled, 0, 12), (Bytes{0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x02, 0, 0, 0, 0, 0x11}));
+    const Bytes unmatched = through(*rewrite_, ipv4({.dst = "203.0.113.9"}), 0);
+    EXPECT_EQ(slice(unmatched, 6, 6), (Bytes{0x02, 0, 0, 0, 0, 0x10})) << "port MACs apply whether a rule matches or not";
+    EXPECT_EQ(event("unmatched"), 1u);
+    fs::remove(rules);
+}
+
+TEST(RewriteParameters, BadPerPortMacsAreRefusedAtTheirParameterWithoutEal) {
+    const std::string not_mac = "is not a MAC address (expected six hex bytes, aa:bb:cc:dd:ee:ff)";
+    std::string many;
+    for (int i = 0; i < 257; ++i) many += (i != 0 ? "," : "") + std::string("02:00:00:00:00:01");
+    const std::vector<std::pair<Given, std::string>> cases = {
+        {{{"port_macs", "02:00:00:00:00:10, 02:00:00:00:00:1g"}}, "app.yaml:2:5: 'port_macs' port 1: '02:00:00:00:00:1g' " + not_mac},
+        {{{"next_hop_macs", "02:00:00:00:00"}}, "app.yaml:2:5: 'next_hop_macs' port 0: '02:00:00:00:00' " + not_mac},
+        {{{"port_macs", "02:00:00:00:00:10,,02:00:00:00:00:12"}}, "app.yaml:2:5: 'port_macs' gives port 1 no MAC (an empty entry)"},
+        {{{"port_macs", "02:00:00:00:00:10, 02:00:00:00:00:11"}, {"next_hop_macs", "02:00:00:00:00:20"}},
+         "app.yaml:3:5: 'next_hop_macs' lists 1 ports but 'port_macs' 2: one of each per port"},
+        {{{"src_mac", "02:00:00:00:00:01"}, {"port_macs", "02:00:00:00:00:10"}},
+         "app.yaml:3:5: 'src_mac' and 'port_macs' both set the source MAC: give one"},
+        {{{"dst_mac", "02:00:00:00:00:01"}, {"next_hop_macs", "02:00:00:00:00:20"}},
+         "app.yaml:3:5: 'dst_mac' and 'next_hop_macs' both set the destination MAC: give one"},
+        {{{"port_macs", many}}, "app.yaml:2:5: 'port_macs' lists 257 ports; a port is 0-255"},
+    };
+    for (const auto& [given, message] : cases) {
+        try {
+            Rewrite::check_params(params_for("rewrite", given));
+            ADD_FAILURE() << given[0].second << " accepted";
+        } catch (const LocatedError& e) {
+            EXPECT_EQ(std::string(e.what()), message);
+        }
+    }
+    EXPECT_NO_THROW(Rewrite::check_params(params_for("rewrite", kPortMacs)));
 }
 
 }  // namespace
