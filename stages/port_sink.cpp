@@ -14,14 +14,6 @@ namespace tp {
 
 namespace {
 
-uint16_t checked_u16(const ParamValues& p, const char* name, uint64_t lowest) {
-    const uint64_t v = p.get_uint(name);
-    if (v < lowest || v > UINT16_MAX)
-        p.fail(name, std::string("'") + name + "' must be between " + std::to_string(lowest) +
-                         " and 65535, got " + std::to_string(v));
-    return static_cast<uint16_t>(v);
-}
-
 std::string trimmed(const std::string& s) {
     const size_t a = s.find_first_not_of(" \t");
     if (a == std::string::npos) return "";
@@ -58,8 +50,7 @@ std::vector<std::string> PortSink::device_list(const ParamValues& p) {
 }
 
 void PortSink::check_params(const ParamValues& p) {
-    const uint16_t queue = checked_u16(p, "tx_queue", 0), queues = checked_u16(p, "queues", 1);
-    checked_u16(p, "txd", 1);
+    const uint64_t queue = p.get_uint("tx_queue"), queues = p.get_uint("queues");
     if (queue >= queues)
         p.fail("tx_queue", "'tx_queue' " + std::to_string(queue) + " does not exist: the port gets " +
                                std::to_string(queues) + " queue(s) ('queues')");
@@ -186,8 +177,8 @@ TILEPIPE_STAGE(PortSink, "port_out",
                                   "devices of ports 0, 1, 2, ... (comma-separated, each as 'device'; a word "
                                   "with '=' is an argument of the device before it): a packet goes to its "
                                   "port's device, one without is dropped as no_port; not with 'device'"),
-               param<uint64_t>("tx_queue", 0, "TX queue this instance transmits on (on every device)"),
-               param<uint64_t>("queues", 1, "RX/TX queues configured on the port by its first user"),
-               param<uint64_t>("txd", 1024, "descriptors per TX queue"));
+               param<uint16_t>("tx_queue", 0, "TX queue this instance transmits on (on every device)"),
+               param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user").between(1, 64),
+               param<uint16_t>("txd", 1024, "descriptors per TX queue").at_least(1));
 
 }  // namespace tp

@@ -148,6 +148,22 @@ std::vector<Case> cases() {
          "rx_queue", "does not exist: the port gets 2 queue(s)"},
         {"PortQueuesZero", "  - stage: port\n    device: net_null0\n    queues: 0\n" + sink, "queues", "must be from 1 to 64"},
         {"PortFileMissing", "  - stage: port\n    file: {dir}/none.pcap\n" + sink, "file", "cannot open capture"},
+        // port_out
+        {"PortOutQueueBeyondQueues", src + "  - stage: port_out\n    queues: 2\n    tx_queue: 5\n", "tx_queue",
+         "does not exist: the port gets 2 queue(s)"},
+        {"PortOutTxdZero", src + "  - stage: port_out\n    txd: 0\n", "txd", "must be at least 1"},
+        {"PortOutDeviceAndDevices", src + "  - stage: port_out\n    device: net_null0\n    devices: net_null1\n",
+         "devices", "'device' and 'devices' both name"},
+        {"PortOutEmptyDevice", src + "  - stage: port_out\n    devices: net_null0,,net_null1\n", "devices",
+         "word 2 is empty"},
+        // rewrite
+        {"RewriteBadMac", mid("  - stage: rewrite\n    src_mac: 02:00:00:00:00\n"), "src_mac", "'src_mac'"},
+        {"RewritePortOutOfRange", mid("  - stage: rewrite\n    dst_port: 70000\n"), "dst_port", "0-65535"},
+        {"RewriteSrcMacAndPortMacs",
+         mid("  - stage: rewrite\n    src_mac: 02:00:00:00:00:01\n    port_macs: 02:00:00:00:00:02\n"), "port_macs",
+         "both set the source MAC"},
+        {"RewriteBadRule", mid("  - stage: rewrite\n    rules: {dir}/nat.rules\n"), "", "no 'set'",
+         "{dir}/nat.rules:1", {{"nat.rules", "src 10.0.0.0/8\n"}}},
     };
 }
 
