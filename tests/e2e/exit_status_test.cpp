@@ -113,6 +113,15 @@ TEST(ExitStatus, AnAlertLogThatCannotBeWrittenFailsTheRunNamingTheFile) {
     expect_exact(r.report);
 }
 
+TEST(ExitStatus, AJsonReportThatCannotBeWrittenFailsTheRunNamingTheFile) {
+    const CommandResult r = tilepipe("run conf/default.yaml --set synth.count=1000 --quiet --json /dev/full");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("tilepipe: --json /dev/full: cannot write the report: No space left on device"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("unaccounted 0; pools full"), std::string::npos) << "the table still prints";
+}
+
 TEST(ExitStatus, AStageThatThrowsFailsTheRunWithItsNodeAndErrorAndAnExactReport) {
     const std::string conf = app_file("throw.yaml",
                                       "pipeline:\n  - { stage: synth, count: 0 }\n"
