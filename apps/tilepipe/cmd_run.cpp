@@ -71,7 +71,16 @@ int run(const RunArgs& args) {
         return kExitRuntime;
     }
     std::fputs(format_table(report).c_str(), stdout);
-    if (json_file.is_open()) json_file << to_json(report).dump(2) << '\n';
+    bool json_written = true;
+    if (json_file.is_open()) {
+        json_file << to_json(report).dump(2) << '\n';
+        json_file.close();
+        if (json_file.fail()) {
+            json_written = false;
+            std::fprintf(stderr, "tilepipe: --json %s: cannot write the report: %s\n", args.json_out.c_str(),
+                         std::strerror(errno));
+        }
+    }
     for (const FailureReport& f : report.failures)
         std::fprintf(stderr, "tilepipe: node '%s' failed: %s\n", f.node.c_str(), f.error.c_str());
     if (report.unaccounted != 0 || !report.pools_full()) {
@@ -79,7 +88,7 @@ int run(const RunArgs& args) {
                      (long long)report.unaccounted, report.pools_full() ? "full" : "not full");
         return kExitAccounting;
     }
-    return report.failures.empty() ? kExitOk : kExitRuntime;
+    return report.failures.empty() && json_written ? kExitOk : kExitRuntime;
 }
 
 }  // namespace

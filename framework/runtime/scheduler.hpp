@@ -5,6 +5,7 @@
 // spin with pause (only when it owns its CPU), then sched_yield, then it parks on its
 // Doorbell until a producer or consumer of one of its channels rings it. Threads register
 // with DPDK (rte_thread_register) so that mempool per-lcore caches work for them.
+// An exception out of a task's poll() fails that task, not the thread: see Task.
 #pragma once
 
 #include <atomic>

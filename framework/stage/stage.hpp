@@ -10,6 +10,8 @@
 // Life cycle: constructed from validated parameters (after EAL is up), `open()` before timing
 // starts (load files, build tables), bursts, then `close()` once at end of stream (flush,
 // export). Errors in open() are LocatedError pointing at the parameter that caused them.
+// An exception from produce(), process() or close() fails the stage's node: the runtime counts
+// the burst the stage was given (as it stands) as dropped, stops the run and reports the error.
 #pragma once
 
 #include <array>

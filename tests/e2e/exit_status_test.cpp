@@ -113,6 +113,15 @@ TEST(ExitStatus, AnAlertLogThatCannotBeWrittenFailsTheRunNamingTheFile) {
     expect_exact(r.report);
 }
 
+TEST(ExitStatus, AJsonReportThatCannotBeWrittenFailsTheRunNamingTheFile) {
+    const CommandResult r = tilepipe("run conf/default.yaml --set synth.count=1000 --quiet --json /dev/full");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("tilepipe: --json /dev/full: cannot write the report: No space left on device"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("unaccounted 0; pools full"), std::string::npos) << "the table still prints";
+}
+
 TEST(ExitStatus, AStageThatThrowsFailsTheRunWithItsNodeAndErrorAndAnExactReport) {
     const std::string conf = app_file("throw.yaml",
                                       "pipeline:\n  - { stage: synth, count: 0 }\n"
@@ -147,6 +156,29 @@ TEST(ExitStatus, MbufsNotReturnedToThePoolAreExitStatusThree) {
     EXPECT_NE(r.result.err.find("tilepipe: accounting failed: 0 packets unaccounted, pools not full"), std::string::npos)
         << r.result.err;
     EXPECT_FALSE(r.report["pools_full"].get<bool>());
+}
+
+TEST(ExitStatus, AFileReplayedThroughAPortIsReadToItsEndAndEveryRecordIsAccountedFor) {
+    // A pool far smaller than the capture and a sink that writes every packet: the device may
+    // find no mbuf for some records. Whatever it lost is reported before the source, and the
+    // replay still ends at the file's end, not at the first silence.
+    const std::string cap = pcaps_dir() + "/zeek__irc-dcc-send.pcapng";
+    const TcpdumpView td = tcpdump_view(cap);
+    ASSERT_EQ(td.status, 0);
+    ASSERT_GT(td.packets, 600);
+    const std::string written = tmp_path("port.pcap");
+    const std::string conf = app_file("port.yaml", "pool: { mbufs: 64, cache: 0 }\nqueue: 1024\npipeline:\n"
+                                                   "  - { stage: port, file: '" + cap + "' }\n"
+                                                   "  - { stage: pcap_out, file: '" + written + "' }\n");
+    const RunOutcome r = run_with_report(tilepipe_bin(), conf);
+    fs::remove(conf);
+    fs::remove(written);
+    EXPECT_EQ(r.result.status, 0) << r.result.err;
+    expect_exact(r.report);
+    const uint64_t seen = r.report["delivered"].get<uint64_t>() + r.report["drops"].get<uint64_t>() +
+                          r.report["lost_before_source"].get<uint64_t>();
+    EXPECT_EQ(seen, static_cast<uint64_t>(td.packets));
+    EXPECT_EQ(stage_named(r.report, "port")["lost_before"], r.report["lost_before_source"]);
 }
 
 TEST(ExitStatus, CtrlCEndsAnEndlessRunWithAnExactReportAndStatusZero) {

@@ -5,6 +5,9 @@
 
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
+#include "framework/channel/channel_factory.hpp"
+#include "framework/runtime/node_task.hpp"
+#include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 #include <cstdio>
@@ -257,6 +260,43 @@ TEST(AppRunnerFailure, AStageFailingToCloseFailsTheRunAfterEverythingWasDelivere
     EXPECT_EQ(r.failures[0].dropped, 0u);
     EXPECT_EQ(r.delivered, 10000u);
     expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPacketItHeld) {
+    // Numbers 1, 2, 2: none is in order yet (0 is missing) and 2 arrives twice, which the
+    // reorder window refuses. The collector's node fails; the packet it was inserting, the one
+    // still in hand and the one the window stored all go back to the pool, counted.
+    MbufPoolSpec ps;
+    ps.name = "reorder_failure";
+    ps.mbufs = 1023;
+    ps.cache = 0;
+    MbufPool pool(ps);
+    ChannelSpec cs;
+    cs.capacity = 64;
+    auto in = make_desc_channel(cs), out = make_desc_channel(cs);
+    NodeTaskSpec spec;
+    spec.inputs = {in.get()};
+    spec.outputs = {out.get()};
+    spec.reorder_window = 64;
+    NodeTask collector(std::move(spec));
+    const int offset = sequence_field_offset();
+    rte_mbuf* m[3];
+    ASSERT_TRUE(alloc_packets(pool.get(), m, 3));
+    PacketDesc d[3];
+    const uint32_t numbers[3] = {1, 2, 2};
+    for (int i = 0; i < 3; ++i) {
+        packet_sequence(m[i], offset) = numbers[i];
+        d[i] = PacketDesc{m[i], 0, 64, 0, 0};
+    }
+    ASSERT_EQ(in->try_send_burst(d, 3), 3u);
+    in->close();
+    EXPECT_THROW(collector.poll(), std::logic_error);
+    collector.record_failure("sequence number delivered twice");
+    for (int polls = 0; !collector.finished() && polls < 100; ++polls) collector.poll_failed();
+    EXPECT_TRUE(collector.finished());
+    EXPECT_EQ(collector.failure_drops(), 3u);
+    EXPECT_TRUE(out->closed()) << "downstream learns the end of the stream";
+    EXPECT_EQ(pool.available(), pool.capacity());
 }
 
 TEST(AppRunnerAccounting, APacketFreedWithoutACountedDropIsUnaccounted) {
