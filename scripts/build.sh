@@ -8,7 +8,9 @@ shift 2
 case "$kind" in
   release) opts=(--buildtype=release) ;;
   tsan)    opts=(--buildtype=debugoptimized -Db_sanitize=thread) ;;
-  asan)    opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false) ;;
+  # UBSan stops at the first undefined behaviour (GCC's default reports and carries on).
+  asan)    opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false
+                 -Dcpp_args=-fno-sanitize-recover=undefined -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
   *) echo "build.sh: unknown kind '$kind' (release, tsan, asan)" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/build.ninja" ]; then

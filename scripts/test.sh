@@ -3,31 +3,30 @@
 #  1. every unit and end-to-end test (release build),
 #  2. the channel stress tests under ThreadSanitizer,
 #  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan.
-# Prints one closing line "tests: N passed, M failed" and exits non-zero on any failure.
+# Prints one line per build ("release: N passed, M failed, K skipped", distinct cases counted
+# by scripts/count_tests.py), then the closing line "tests: N passed, M failed" (the totals),
+# and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh || exit 1
 
 passed=0 failed=0
-count() {  # count DIR: adds the GoogleTest cases of the last `meson test` in DIR
-  local log=$1/meson-logs/testlog.json
+summaries=()
+# The counter itself is checked first: a wrong count would make the closing line lie.
+if ! python3 scripts/count_tests_test.py >&2; then
+  echo "== count_tests.py fails its own test" >&2
+  failed=$((failed + 1))
+fi
+count() {  # count DIR KIND: adds the distinct cases of the last `meson test` in DIR
+  local log=$1/meson-logs/testlog.json line p f
   [ -f "$log" ] || return
-  local p f
-  read -r p f < <(python3 - "$log" <<'PY'
-import json, re, sys
-passed = failed = 0
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    out = t.get("stdout") or ""
-    ok = len(re.findall(r"^\[       OK \] ", out, re.M))
-    bad = len(re.findall(r"^\[  FAILED  \] \S+\.\S+ \(", out, re.M))
-    if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL") and bad == 0:
-        bad = 1  # crashed or timed out before reporting a case
-    passed += ok
-    failed += bad
-print(passed, failed)
-PY
-)
+  if ! line=$(python3 scripts/count_tests.py "$2" "$log"); then
+    failed=$((failed + 1))
+    return
+  fi
+  summaries+=("$line")
+  [[ $line =~ :\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]] || { failed=$((failed + 1)); return; }
+  p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
   passed=$((passed + p))
   failed=$((failed + f))
 }
@@ -49,12 +48,13 @@ for t in json.load(sys.stdin):
   fi
   if ! ./scripts/build.sh "$dir" "$kind" "${targets[@]}"; then
     echo "== $kind: build failed" >&2
+    summaries+=("$kind: build failed")
     failed=$((failed + 1))
     return
   fi
   echo "== $kind: meson test ${name:+--suite $name}" >&2
   meson test -C "$dir" --no-rebuild --print-errorlogs ${name:+--suite "$name"} >&2
-  count "$dir"
+  count "$dir" "$kind"
 }
 
 suite build release
@@ -62,5 +62,7 @@ suite build release
 TILEPIPE_STRESS_ITEMS=${TILEPIPE_TSAN_STRESS_ITEMS:-2000000} suite build-tsan tsan tsan
 suite build-asan asan asan
 
+# One line per build (a case run under several builds counts in each), then the totals.
+[ ${#summaries[@]} -gt 0 ] && printf '%s\n' "${summaries[@]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -9,6 +9,7 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -17,8 +18,10 @@
 namespace tp {
 
 namespace {
-constexpr uint16_t kImix[12] = {64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1514};
-constexpr uint16_t kMinFrame = 60;  // Ethernet minimum without FCS
+constexpr uint16_t kImixPattern[12] = {64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1514};  // 7:4:1
+constexpr uint64_t kMinFrame = 60;    // Ethernet minimum without FCS
+constexpr uint64_t kMaxFrame = 9000;  // a jumbo frame
+constexpr uint64_t kMaxFlows = 1u << 16;
 
 void build_frame(uint8_t* p, uint16_t len, uint32_t flow, bool tcp) {
     std::memset(p, 0, len);
@@ -59,25 +62,44 @@ void build_frame(uint8_t* p, uint16_t len, uint32_t flow, bool tcp) {
 }
 }  // namespace
 
-SynthSource::SynthSource(const ParamValues& p)
-    : Stage(kKind),
-      flows_(static_cast<uint32_t>(p.get_uint("flows"))),
-      proto_(p.get_string("proto")),
-      count_(p.get_uint("count")),
-      duration_(p.get_double("duration")) {
+// `size` as a decimal frame length, or imix; fails at the parameter otherwise. Digits only, so
+// neither a sign, a base prefix nor trailing text slips through.
+std::vector<uint16_t> SynthSource::size_pattern(const ParamValues& p) {
     const std::string& size = p.get_string("size");
-    if (size == "imix") {
-        sizes_.assign(std::begin(kImix), std::end(kImix));
-    } else {
-        ParamValues v;
-        v.set(ParamSpec{"size", ParamType::Uint}, size, p.where("size"));
-        const uint64_t s = v.get_uint("size");
-        if (s < kMinFrame || s > 9000)
-            p.fail("size", "size must be imix or a frame length from 60 to 9000 bytes, got " + size);
-        sizes_.push_back(static_cast<uint16_t>(s));
+    if (size == "imix") return {std::begin(kImixPattern), std::end(kImixPattern)};
+    uint64_t s = 0;
+    bool ok = !size.empty() && size.size() <= 5;
+    for (char c : size) {
+        ok = ok && c >= '0' && c <= '9';
+        if (ok) s = s * 10 + uint64_t(c - '0');
     }
-    if (flows_ == 0 || flows_ > (1u << 16)) p.fail("flows", "flows must be from 1 to 65536");
-    if (duration_ < 0) p.fail("duration", "duration must not be negative");
+    if (!ok || s < kMinFrame || s > kMaxFrame)
+        p.fail("size", "size must be imix or a frame length from 60 to 9000 bytes, got '" + size + "'");
+    return {static_cast<uint16_t>(s)};
+}
+
+void SynthSource::check_params(const ParamValues& p) {
+    size_pattern(p);
+    // The 64-bit value, before anything narrows it: 2^32 + 1 must not pass as 1.
+    const uint64_t flows = p.get_uint("flows");
+    if (flows == 0 || flows > kMaxFlows)
+        p.fail("flows", "flows must be from 1 to 65536, got " + std::to_string(flows));
+    if (!(p.get_double("duration") >= 0)) p.fail("duration", "duration must not be negative");
+}
+
+SynthSource::SynthSource(const ParamValues& p) : Stage(kKind) {
+    check_params(p);
+    pattern_ = size_pattern(p);
+    flows_ = static_cast<uint32_t>(p.get_uint("flows"));
+    proto_ = p.get_string("proto");
+    count_ = p.get_uint("count");
+    duration_ = p.get_double("duration");
+    // One template per distinct size; the pattern becomes indices into them.
+    for (uint16_t& s : pattern_) {
+        auto it = std::find(sizes_.begin(), sizes_.end(), s);
+        if (it == sizes_.end()) it = sizes_.insert(sizes_.end(), s);
+        s = static_cast<uint16_t>(it - sizes_.begin());
+    }
 }
 
 void SynthSource::open(StageEnv& env) {
@@ -87,10 +109,7 @@ void SynthSource::open(StageEnv& env) {
             throw LocatedError(Location{env.node_name},
                                "frame size " + std::to_string(s) + " exceeds the pool's data room " +
                                    std::to_string(env.pool->data_room()) + " (raise pool.data_room)");
-    // One frame per (distinct size, flow); the pattern indexes into them.
-    std::vector<uint16_t> distinct;
-    for (uint16_t s : sizes_)
-        if (std::find(distinct.begin(), distinct.end(), s) == distinct.end()) distinct.push_back(s);
+    // One frame per (distinct size, flow): imix keeps 3 per flow, not one per pattern slot.
     frames_.resize(sizes_.size() * flows_);
     for (size_t k = 0; k < sizes_.size(); ++k) {
         for (uint32_t f = 0; f < flows_; ++f) {
@@ -105,7 +124,7 @@ void SynthSource::open(StageEnv& env) {
 }
 
 const SynthSource::Frame& SynthSource::frame_for(uint64_t seq) const {
-    const size_t k = sizes_.size() == 1 ? 0 : seq % sizes_.size();
+    const size_t k = pattern_.size() == 1 ? pattern_[0] : pattern_[seq % pattern_.size()];
     return frames_[k * flows_ + seq % flows_];
 }
 

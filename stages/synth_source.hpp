@@ -1,13 +1,15 @@
 // synth: a source of generated Ethernet/IPv4 UDP or TCP traffic, so an app runs with no
 // capture at hand (the built-in default demo).
 //
-// Frames are built once in open(), one per flow and size, with valid IPv4 and L4 checksums;
-// produce() copies them into fresh mbufs. Flow i uses 10.0.x.y -> 10.128.x.y with ports
-// 1024 + i -> 80 + (i % 16); flows are emitted round-robin. `size` is the frame length as a
-// capture holds it (no FCS), or `imix`: 64, 594 and 1514 bytes in a 7:4:1 pattern.
+// Frames are built once in open(), one per flow and distinct size (imix: three per flow), with
+// valid IPv4 and L4 checksums; produce() copies them into fresh mbufs. Flow i uses
+// 10.0.x.y -> 10.128.x.y with ports 1024 + i -> 80 + (i % 16); flows are emitted round-robin;
+// `mix` makes odd flows TCP and even ones UDP. `size` is the frame length as a capture holds it
+// (no FCS), in decimal, or `imix`: 64, 594 and 1514 bytes in a 7:4:1 pattern.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "framework/stage/stage.hpp"
@@ -18,21 +20,30 @@ class SynthSource final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Source;
     explicit SynthSource(const ParamValues& p);
+    // Size and flow bounds (size 60-9000 or imix, flows 1-65536, duration >= 0); no EAL needed.
+    static void check_params(const ParamValues& p);
     void open(StageEnv& env) override;
     SourceStatus produce(Burst& b) override;
 
+    // The prebuilt frames, one per distinct size and flow, and their bytes in all.
+    size_t template_frames() const { return frames_.size(); }
+    size_t template_bytes() const { return bytes_.size(); }
+
 private:
+    static std::vector<uint16_t> size_pattern(const ParamValues& p);
+
     struct Frame {
         uint32_t offset;  // into bytes_
         uint16_t length;
     };
     const Frame& frame_for(uint64_t seq) const;
 
-    std::vector<uint16_t> sizes_;  // the size pattern (one entry, or imix's 12)
-    uint32_t flows_;
+    std::vector<uint16_t> sizes_;    // distinct frame sizes (one, or imix's 3)
+    std::vector<uint16_t> pattern_;  // per emitted packet, an index into sizes_ (imix: 12 long)
+    uint32_t flows_ = 0;
     std::string proto_;
-    uint64_t count_;
-    double duration_;
+    uint64_t count_ = 0;
+    double duration_ = 0;
     uint64_t end_tsc_ = 0;
     uint64_t emitted_ = 0;
     StageEnv env_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "framework/topology/detail/greedy_placement.hpp"
+
 namespace tp {
 
 const std::vector<std::string>& placement_names() {
@@ -74,16 +76,7 @@ std::vector<int> fill(const Topology& topo, const PlacementRequest& req, const s
 
 }  // namespace
 
-std::vector<int> place_nodes(const Topology& topo, const PlacementRequest& req) {
-    if (static_cast<int>(req.nodes) > topo.usable())
-        throw PlacementError(static_cast<size_t>(topo.usable()),
-                             "the app needs " + std::to_string(req.nodes) + " tiles but " + topo.name() +
-                                 " has " + std::to_string(topo.usable()) + " usable");
-    switch (req.policy) {
-        case PlacementPolicy::Linear: return fill(topo, req, tile_order(topo, false));
-        case PlacementPolicy::Snake: return fill(topo, req, tile_order(topo, true));
-        case PlacementPolicy::Compact: break;
-    }
+std::vector<int> detail::greedy_placement(const Topology& topo, const PlacementRequest& req) {
     // Greedy: fixed nodes stay; the others, in order, take the free tile that adds the least
     // weighted hops to already placed neighbours (ties: snake order, which keeps chains tight).
     const std::vector<int> order = tile_order(topo, true);
@@ -113,6 +106,20 @@ std::vector<int> place_nodes(const Topology& topo, const PlacementRequest& req) 
         tiles[i] = best_tile;
         used[static_cast<size_t>(best_tile)] = true;
     }
+    return tiles;
+}
+
+std::vector<int> place_nodes(const Topology& topo, const PlacementRequest& req) {
+    if (static_cast<int>(req.nodes) > topo.usable())
+        throw PlacementError(static_cast<size_t>(topo.usable()),
+                             "the app needs " + std::to_string(req.nodes) + " tiles but " + topo.name() +
+                                 " has " + std::to_string(topo.usable()) + " usable");
+    switch (req.policy) {
+        case PlacementPolicy::Linear: return fill(topo, req, tile_order(topo, false));
+        case PlacementPolicy::Snake: return fill(topo, req, tile_order(topo, true));
+        case PlacementPolicy::Compact: break;
+    }
+    std::vector<int> tiles = detail::greedy_placement(topo, req);
     // Never worse than the simple policies on the cost model.
     for (bool snake : {false, true}) {
         const std::vector<int> alt = fill(topo, req, tile_order(topo, snake));

@@ -76,6 +76,43 @@ FlowCounts exported_flows(const std::string& path, bool json) {
     return FlowCounts{static_cast<long>(tcp.size()), static_cast<long>(udp.size())};
 }
 
+// The TCP and UDP conversations in a flow_table export: packets and bytes per 5-tuple, summed
+// over its records (a flow exported when idle and again later, or seen by two workers), leaving
+// out "period" snapshots, which repeat what a later record counts.
+Conversations exported_conversations(const std::string& path, bool json) {
+    Conversations c;
+    std::ifstream in(path);
+    std::string line;
+    if (!json) std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+        std::string reason, proto, a, pa, b, pb;
+        long packets = 0, bytes = 0;
+        if (json) {
+            const nlohmann::json j = nlohmann::json::parse(line);
+            reason = j["reason"];
+            proto = std::to_string(j["proto"].get<int>());
+            a = j["addr_a"], b = j["addr_b"];
+            pa = std::to_string(j["port_a"].get<int>()), pb = std::to_string(j["port_b"].get<int>());
+            packets = j["packets"], bytes = j["bytes"];
+        } else {
+            std::vector<std::string> f;  // reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,...
+            std::istringstream cells(line);
+            for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+            if (f.size() < 9) {
+                ADD_FAILURE() << "short CSV line: " << line;
+                continue;
+            }
+            reason = f[0], proto = f[2], a = f[3], pa = f[4], b = f[5], pb = f[6];
+            packets = std::stol(f[7]), bytes = std::stol(f[8]);
+        }
+        if (reason == "period" || (proto != "6" && proto != "17")) continue;
+        Conversation& conv = c[conversation_key(proto == "6" ? "tcp" : "udp", a + ":" + pa, b + ":" + pb)];
+        conv.frames += packets;
+        conv.bytes += bytes;
+    }
+    return c;
+}
+
 // One row of tab-separated tshark fields per frame; a field holding several values (an ICMP
 // error quoting a header) keeps the outer one.
 std::vector<std::vector<std::string>> tshark_fields(const std::string& file, const std::vector<std::string>& fields) {
@@ -94,7 +131,7 @@ std::vector<std::vector<std::string>> tshark_fields(const std::string& file, con
     return rows;
 }
 
-TEST(Apps, FirewallVerdictsEqualTcpdumpsAndItsFlowsTsharksConversations) {
+TEST(Apps, FirewallVerdictsEqualTcpdumpsAndItsFlowsTsharksConversationsInPacketsAndBytes) {
     if (!tshark_available()) GTEST_SKIP() << "tshark is not installed and could not be installed (no apt)";
     const std::string rules = write_file("fw.rules", "# DNS queries are denied, the rest permitted by default\n"
                                                      "deny proto udp dport 53\n");
@@ -116,10 +153,11 @@ TEST(Apps, FirewallVerdictsEqualTcpdumpsAndItsFlowsTsharksConversations) {
     EXPECT_EQ(ours.tcp, theirs.tcp);
     EXPECT_EQ(ours.udp, theirs.udp);
     EXPECT_GT(ours.tcp + ours.udp, 0);
+    expect_same_conversations(exported_conversations(flows, false), tshark_conversation_table(out, false));
     for (const auto& p : {rules, out, flows}) fs::remove(p);
 }
 
-TEST(Apps, FlowmonExportsTsharksConversations) {
+TEST(Apps, FlowmonExportsTsharksConversationsInPacketsAndBytes) {
     if (!tshark_available()) GTEST_SKIP() << "tshark is not installed and could not be installed (no apt)";
     const std::string flows = tmp_path("flowmon.json");
     const nlohmann::json j = run_json("run conf/flowmon.yaml --pcap " + capture() + " --set flow_table.export=" + flows);
@@ -129,6 +167,7 @@ TEST(Apps, FlowmonExportsTsharksConversations) {
     const FlowCounts theirs = tshark_conversations(capture(), false);
     EXPECT_EQ(ours.tcp, theirs.tcp);
     EXPECT_EQ(ours.udp, theirs.udp);
+    expect_same_conversations(exported_conversations(flows, true), tshark_conversation_table(capture(), false));
     fs::remove(flows);
 }
 

@@ -25,6 +25,7 @@
 #include "framework/noc/message_network.hpp"
 #include "framework/noc/queue_demux.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "tests/support/stress_items.hpp"
 
 #ifndef TILEPIPE_STRESS_ITEMS_DEFAULT
 #define TILEPIPE_STRESS_ITEMS_DEFAULT 20000000
@@ -35,8 +36,7 @@ namespace {
 
 template <typename Net>
 uint64_t stress_messages() {
-    uint64_t items = TILEPIPE_STRESS_ITEMS_DEFAULT;
-    if (const char* env = std::getenv("TILEPIPE_STRESS_ITEMS")) items = std::strtoull(env, nullptr, 10);
+    const uint64_t items = test::stress_items(TILEPIPE_STRESS_ITEMS_DEFAULT);
     const uint64_t n = items / 20;
     return std::max<uint64_t>(1000, std::is_same_v<Net, EventdevNetwork> ? n / 10 : n);
 }

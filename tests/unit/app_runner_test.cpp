@@ -13,8 +13,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace tp {
 namespace {
@@ -108,22 +113,58 @@ TEST(AppRunner, StopRequestEndsAnEndlessSourceWithEverythingDrained) {
     expect_accounted(r);
 }
 
-TEST(AppRunner, ReportJsonCarriesTheDocumentedFields) {
+// The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field
+// written as "`name`: ..." is top-level too and opens the list of fields of each object under
+// it, which runs to the next such field.
+std::map<std::string, std::vector<std::string>> readme_json_fields() {
+    const char* root = std::getenv("TILEPIPE_SOURCE_ROOT");
+    if (root == nullptr) throw std::runtime_error("TILEPIPE_SOURCE_ROOT is not set");
+    std::ifstream in(std::string(root) + "/README.md");
+    const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t begin = readme.find("- `--json OUT` writes the report as JSON:");
+    if (begin == std::string::npos) throw std::runtime_error("README.md has no `--json OUT` paragraph");
+    const size_t end = readme.find("\n- ", begin + 1);
+    const std::string text = readme.substr(begin, end - begin);
+    std::map<std::string, std::vector<std::string>> fields;
+    std::string section;
+    const std::regex name("`([a-z_0-9]+)`(:?)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
+        const std::string field = (*it)[1];
+        const bool opens_list = (*it)[2] == ":";
+        fields[opens_list ? "" : section].push_back(field);
+        if (opens_list) section = field;
+    }
+    return fields;
+}
+
+TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocuments) {
+    const auto documented = readme_json_fields();
+    // Guards the parse itself: the paragraph names a dozen top-level fields and three lists.
+    ASSERT_GE(documented.at("").size(), 12u);
+    for (const char* list : {"stages", "tiles", "channels"}) ASSERT_GE(documented.at(list).size(), 4u) << list;
+
     const RunReport r = run_yaml("app: j\npipeline:\n  - stage: synth\n    count: 1000\n  - drop\n");
     const nlohmann::json j = to_json(r);
-    for (const char* k : {"app", "packets", "bytes", "seconds", "mpps", "gbps_l2", "gbps_l1", "drops", "stages"})
-        EXPECT_TRUE(j.contains(k)) << k;
+    for (const auto& [section, names] : documented) {
+        const nlohmann::json& part = section.empty() ? j : j[section];
+        if (section.empty()) {
+            for (const auto& k : names) EXPECT_TRUE(j.contains(k)) << "top-level field " << k;
+            continue;
+        }
+        ASSERT_TRUE(part.is_array() && !part.empty() || part.is_object()) << section << ": " << part;
+        const auto objects = part.is_array() ? part : nlohmann::json::array({part});
+        for (const auto& o : objects)
+            for (const auto& k : names) EXPECT_TRUE(o.contains(k)) << section << " has no " << k << ": " << o;
+    }
     EXPECT_EQ(j["app"], "j");
-    for (const auto& s : j["stages"])
-        for (const char* k : {"name", "cpu", "in", "out", "drops"}) EXPECT_TRUE(s.contains(k)) << k;
     EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (1000.0 * (64 + 24) * 8) / r.seconds / 1e9);
 }
 
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     // A farm: the emitter and collector run no stage, yet their tiles work.
     const RunReport r = run_yaml(
-        "runtime: { fuse: never }\npipeline:\n  - stage: synth\n    count: 200000\n  - farm:\n      workers: 2\n"
-        "      worker: [pass]\n  - drop\n");
+        "topology: epiphany16\nplacement: snake\nruntime: { fuse: never }\npipeline:\n  - stage: synth\n"
+        "    count: 200000\n  - farm:\n      workers: 2\n      worker: [pass]\n  - drop\n");
     const nlohmann::json j = to_json(r);
     ASSERT_EQ(j["tiles"].size(), 6u);  // synth, emitter, 2 workers, collector, drop
     for (const auto& t : j["tiles"]) {
@@ -133,7 +174,20 @@ TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
         EXPECT_EQ(t["tile"].size(), 2u);
     }
     ASSERT_EQ(j["channels"].size(), 6u);  // synth->emitter, emitter->2 workers, 2 workers->collector, collector->drop
-    for (const auto& c : j["channels"]) EXPECT_GE(c["hops"].get<int>(), 0) << c["from"] << "->" << c["to"];
+    // On a mesh a channel's hops are the XY-routing distance between its two tiles; snake order
+    // puts the six nodes on (0,0) (1,0) (2,0) (3,0) (3,1) (2,1).
+    std::map<std::string, std::pair<int, int>> tile;
+    for (const auto& t : j["tiles"]) tile[t["node"]] = {t["tile"][0].get<int>(), t["tile"][1].get<int>()};
+    EXPECT_EQ(tile.at("drop"), (std::pair<int, int>{2, 1}));
+    int hops_total = 0;
+    for (const auto& c : j["channels"]) {
+        const auto [fx, fy] = tile.at(c["from"]);
+        const auto [tx, ty] = tile.at(c["to"]);
+        EXPECT_EQ(c["hops"].get<int>(), std::abs(fx - tx) + std::abs(fy - ty)) << c["from"] << "->" << c["to"];
+        hops_total += c["hops"].get<int>();
+    }
+    // synth-emitter 1, emitter-workers 1 and 2, workers-collector 2 and 1, collector-drop 1.
+    EXPECT_EQ(hops_total, 8);
 }
 
 TEST(AppRunner, AFarmOpeningThePipelineReadsOnePortQueuePerWorker) {
