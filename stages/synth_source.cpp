@@ -79,12 +79,14 @@ std::vector<uint16_t> SynthSource::size_pattern(const ParamValues& p) {
 }
 
 void SynthSource::check_params(const ParamValues& p) {
-    size_pattern(p);
-    // The 64-bit value, before anything narrows it: 2^32 + 1 must not pass as 1.
-    const uint64_t flows = p.get_uint("flows");
-    if (flows == 0 || flows > kMaxFlows)
-        p.fail("flows", "flows must be from 1 to 65536, got " + std::to_string(flows));
-    if (!(p.get_double("duration") >= 0)) p.fail("duration", "duration must not be negative");
+    size_pattern(p);  // flows and duration: their declared ranges, checked as they are parsed
+}
+
+void SynthSource::check_data_room(const ParamValues& p, uint32_t data_room) {
+    for (const uint16_t s : size_pattern(p))
+        if (s > data_room)
+            p.fail("size", "frame size " + std::to_string(s) + " exceeds the pool's data room " +
+                               std::to_string(data_room) + " (raise pool.data_room)");
 }
 
 SynthSource::SynthSource(const ParamValues& p) : Stage(kKind) {
@@ -157,9 +159,10 @@ SourceStatus SynthSource::produce(Burst& b) {
 
 TILEPIPE_STAGE(SynthSource, "synth", "source: generated Ethernet/IPv4 UDP or TCP traffic (no capture needed)",
                param<std::string>("size", "64", "frame length in bytes without FCS (60-9000), or imix (64/594/1514 in 7:4:1)"),
-               param<uint32_t>("flows", 1024, "distinct 5-tuples, emitted round-robin (1-65536)"),
+               param<uint32_t>("flows", 1024, "distinct 5-tuples, emitted round-robin").between(1, kMaxFlows),
                param<std::string>("proto", "udp", "L4 protocol of the flows", {"udp", "tcp", "mix"}),
                param<uint64_t>("count", 10000000, "packets to emit; 0 = no limit (then set duration)"),
-               param<double>("duration", 0.0, "seconds to emit for; 0 = no limit (the first limit reached ends the stream)"));
+               param<double>("duration", 0.0, "seconds to emit for; 0 = no limit (the first limit reached ends the stream)")
+                   .at_least(0));
 
 }  // namespace tp

@@ -20,6 +20,8 @@ class SynthSource final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Source;
     explicit SynthSource(const ParamValues& p);
+    // Every frame is one mbuf of the app's pool: a size beyond its data room is refused.
+    static void check_data_room(const ParamValues& p, uint32_t data_room);
     // Size and flow bounds (size 60-9000 or imix, flows 1-65536, duration >= 0); no EAL needed.
     static void check_params(const ParamValues& p);
     void open(StageEnv& env) override;

@@ -371,8 +371,10 @@ void finalize(AppConfig& app) {
 }
 
 void check_stage_params(const AppConfig& app) {
-    for (const NodeConfig& n : app.pipeline)
+    for (const NodeConfig& n : app.pipeline) {
         if (n.stage->check_params) n.stage->check_params(n.params);
+        if (n.stage->check_data_room) n.stage->check_data_room(n.params, app.pool.data_room);
+    }
 }
 
 AppConfig parse_app_config(const std::string& text, const std::string& file) {

@@ -40,6 +40,10 @@ struct StageInfo {
     // when declared): run when the app is planned, after every `--set`, so `validate` reports
     // them before anything starts.
     std::function<void(const ParamValues&)> check_params;
+    // Checks against the app's packet pool (CLASS::check_data_room(params, data_room) when
+    // declared): a source whose frames would not fit one mbuf of the pool is refused when the
+    // app is planned, at the parameter that makes them that long.
+    std::function<void(const ParamValues&, uint32_t)> check_data_room;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -80,6 +84,11 @@ void check_params_of(const ParamValues& p) {
 }
 
 template <typename C>
+void check_data_room_of(const ParamValues& p, uint32_t data_room) {
+    if constexpr (requires { C::check_data_room(p, data_room); }) C::check_data_room(p, data_room);
+}
+
+template <typename C>
 constexpr double cost_of() {
     if constexpr (requires { C::kCost; }) return C::kCost;
     else if constexpr (C::kKind == StageKind::Source) return 2.5;
@@ -98,7 +107,8 @@ struct StageRegistrar {
 // `kKind`, optionally a static `uint64_t memory_hint(const tp::ParamValues&)`, a static
 // `std::vector<std::string> pci_devices(const tp::ParamValues&)`, a static constexpr double
 // `kCost`, a static `double expected_pass(const tp::ParamValues&)` and a static
-// `void check_params(const tp::ParamValues&)` throwing LocatedError) under NAME with a one-line
+// `void check_params(const tp::ParamValues&)` throwing LocatedError, and a static
+// `void check_data_room(const tp::ParamValues&, uint32_t)`) under NAME with a one-line
 // DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
@@ -108,4 +118,4 @@ struct StageRegistrar {
         },                                                                                      \
         &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,             \
         ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,                 \
-        &::tp::detail::check_params_of<CLASS>}}
+        &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>}}

@@ -64,6 +64,15 @@ std::vector<Case> cases() {
         {"OctalLookingUintOutOfRange", mid("  - stage: dedup\n    window: 016777217\n"), "window",
          "must be from 1 to 16777216"},
         {"HexFloatRefused", mid("  - stage: sample\n    probability: 0x1p-1\n"), "probability", "expects a number"},
+        // synth
+        {"SynthSizeTooSmall", "  - stage: synth\n    size: 10\n" + sink, "size", "from 60 to 9000 bytes"},
+        {"SynthSizeNotANumber", "  - stage: synth\n    size: big\n" + sink, "size", "got 'big'"},
+        {"SynthFlowsZero", "  - stage: synth\n    flows: 0\n" + sink, "flows", "must be from 1 to 65536"},
+        {"SynthFlowsBeyond32Bits", "  - stage: synth\n    flows: 4294967297\n" + sink, "flows", "must be from 1 to 65536"},
+        {"SynthUnknownProto", "  - stage: synth\n    proto: icmp\n" + sink, "proto", "one of: udp, tcp, mix"},
+        {"SynthFrameBeyondThePoolsDataRoom", "  - stage: synth\n    size: 9000\n" + sink, "size",
+         "frame size 9000 exceeds the pool's data room 2048"},
+        {"SynthNegativeDuration", "  - stage: synth\n    duration: -1\n" + sink, "duration", "must be at least 0"},
         // sample
         {"SampleEveryZero", mid("  - stage: sample\n    every: 0\n"), "every", "must be at least 1"},
         {"SampleProbabilityAboveOne", mid("  - stage: sample\n    probability: 1.5\n"), "probability",

@@ -114,8 +114,8 @@ TEST(AppRunner, StopRequestEndsAnEndlessSourceWithEverythingDrained) {
 }
 
 // The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field
-// written as "`name`: ..." is top-level too and opens the list of fields of each object under
-// it, which runs to the next such field.
+// written as "`name`: ..." is a list (at the top, or inside the objects of another list) and
+// opens the list of fields of each object in it, which runs to the next such field.
 std::map<std::string, std::vector<std::string>> readme_json_fields() {
     const char* root = std::getenv("TILEPIPE_SOURCE_ROOT");
     if (root == nullptr) throw std::runtime_error("TILEPIPE_SOURCE_ROOT is not set");
@@ -141,23 +141,35 @@ TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocuments) {
     const auto documented = readme_json_fields();
     // Guards the parse itself: the paragraph names a dozen top-level fields and three lists.
     ASSERT_GE(documented.at("").size(), 12u);
-    for (const char* list : {"stages", "tiles", "channels"}) ASSERT_GE(documented.at(list).size(), 4u) << list;
+    for (const char* list : {"stages", "tiles", "channels", "failures", "ports", "pools"})
+        ASSERT_GE(documented.at(list).size(), 3u) << list;
 
-    const RunReport r = run_yaml("app: j\npipeline:\n  - stage: synth\n    count: 1000\n  - drop\n");
+    // A run that fills every list: a node fails, and the sink sends by port.
+    const RunReport r = run_yaml(
+        "app: j\nruntime: { fuse: never }\npipeline:\n  - stage: synth\n    count: 0\n"
+        "  - { stage: throw_after, packets: 1000 }\n  - { stage: port_out, devices: \"net_null_j0, net_null_j1\" }\n");
     const nlohmann::json j = to_json(r);
     for (const auto& [section, names] : documented) {
-        const nlohmann::json& part = section.empty() ? j : j[section];
         if (section.empty()) {
-            for (const auto& k : names) EXPECT_TRUE(j.contains(k)) << "top-level field " << k;
+            for (const auto& k : names)  // a list is checked below, where it lives
+                if (documented.count(k) == 0) EXPECT_TRUE(j.contains(k)) << "top-level field " << k;
             continue;
         }
-        ASSERT_TRUE(part.is_array() && !part.empty() || part.is_object()) << section << ": " << part;
-        const auto objects = part.is_array() ? part : nlohmann::json::array({part});
+        // The list's objects, at the top or inside another list's objects.
+        nlohmann::json objects = nlohmann::json::array();
+        if (j.contains(section)) objects = j[section];
+        else
+            for (const auto& outer : j)
+                if (outer.is_array())
+                    for (const auto& o : outer)
+                        if (o.is_object() && o.contains(section))
+                            for (const auto& inner : o[section]) objects.push_back(inner);
+        ASSERT_TRUE(objects.is_array() && !objects.empty()) << section << ": " << j.dump();
         for (const auto& o : objects)
             for (const auto& k : names) EXPECT_TRUE(o.contains(k)) << section << " has no " << k << ": " << o;
     }
     EXPECT_EQ(j["app"], "j");
-    EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (1000.0 * (64 + 24) * 8) / r.seconds / 1e9);
+    EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (double(r.packets) * (64 + 24) * 8) / r.seconds / 1e9);
 }
 
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {

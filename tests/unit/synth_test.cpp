@@ -211,6 +211,8 @@ TEST(Synth, AFrameLargerThanThePoolsDataRoomIsRefusedAtOpen) {
 // ---- parameters -----------------------------------------------------------------------------
 
 // The message check_params gives for `given`, as `validate` would report it; "" when accepted.
+// What the config check says of these parameters: their declared ranges as they are parsed,
+// then the stage's own checks.
 std::string refusal(const Given& given) {
     const StageInfo* info = StageRegistry::instance().find("synth");
     try {
@@ -231,10 +233,11 @@ TEST(SynthParameters, SizesOutsideSixtyToNineThousandOrNotDecimalAreRefusedAtSiz
 
 TEST(SynthParameters, FlowsOutsideOneTo65536AreRefusedBeforeAnyNarrowing) {
     for (const char* flows : {"0", "65537", "4294967296", "4294967297"})
-        EXPECT_EQ(refusal({{"flows", flows}}), std::string("app.yaml:2:5: flows must be from 1 to 65536, got ") + flows)
+        EXPECT_EQ(refusal({{"flows", flows}}),
+                  std::string("app.yaml:2:5: parameter 'flows' must be from 1 to 65536, got '") + flows + "'")
             << flows;
     for (const char* flows : {"1", "65536"}) EXPECT_EQ(refusal({{"flows", flows}}), "") << flows;
-    EXPECT_EQ(refusal({{"duration", "-1"}}), "app.yaml:2:5: duration must not be negative");
+    EXPECT_EQ(refusal({{"duration", "-1"}}), "app.yaml:2:5: parameter 'duration' must be at least 0, got '-1'");
 }
 
 TEST(SynthParameters, TheConstructorRefusesWhatCheckParamsRefuses) {
