@@ -29,6 +29,37 @@ bool MapEmitterTask::send_pending() {
     return unsent_.size() != before;
 }
 
+bool MapEmitterTask::poll_failed() {
+    if (done_) return false;
+    bool progress = false;
+    if (!unsent_.empty()) {
+        progress = send_pending();
+        if (!unsent_.empty()) return progress;
+    }
+    return discard_inputs() || progress;
+}
+
+bool MapEmitterTask::discard_inputs() {
+    Burst b;
+    bool progress = false;
+    for (auto* in : in_) {
+        b.n = static_cast<uint16_t>(in->try_recv_burst(b.d, kBurstMax));
+        for (const PacketDesc& d : b) drop_after_failure(d);
+        progress |= b.n != 0;
+    }
+    if (progress) return true;
+    for (auto* in : in_)
+        if (!in->closed()) return false;
+    for (auto* in : in_)
+        if (in->try_recv_burst(b.d, 1) != 0) {  // closed() was seen after the last send
+            drop_after_failure(b.d[0]);
+            return true;
+        }
+    for (auto* o : out_) o->close();
+    done_ = true;
+    return true;
+}
+
 bool MapEmitterTask::poll() {
     if (done_) return false;
     bool progress = false;
@@ -163,6 +194,10 @@ bool MapCollectorTask::emit_ready() {
             }
             pending_at_ = 0;
             freed_pending_ = true;
+        }
+        if (pending_at_ < pending_.n && failed()) {
+            for (uint16_t i = pending_at_; i < pending_.n; ++i) drop_after_failure(pending_.d[i]);
+            pending_at_ = pending_.n;
         }
         if (pending_at_ < pending_.n) {
             const uint32_t sent = out_->try_send_burst(pending_.d + pending_at_, pending_.n - pending_at_);

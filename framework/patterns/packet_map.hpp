@@ -60,8 +60,12 @@ public:
                    std::vector<Channel<uint64_t>*> to_workers, Channel<uint64_t>* freed);
     bool poll() override;
     bool done() const override { return done_; }
+    // After a failure the tasks already multicast finish their way through the map; what
+    // arrives from now on is given back (freed and counted), and the end still goes down.
+    bool poll_failed() override;
 
 private:
+    bool discard_inputs();
     bool send_pending();
     MapTaskSlots& slots_;
     std::vector<Channel<PacketDesc>*> in_;
@@ -104,6 +108,9 @@ public:
                      Channel<PacketDesc>* output, Channel<uint64_t>* freed);
     bool poll() override;
     bool done() const override { return done_; }
+    // After a failure complete tasks are given back instead of emitted, and their slots still
+    // return to the emitter, so the workers and the emitter drain and the end reaches the output.
+    bool poll_failed() override { return poll(); }
 
 private:
     bool emit_ready();

@@ -10,7 +10,9 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <atomic>
+#include <tuple>
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/channel/channel_factory.hpp"
@@ -222,6 +224,80 @@ TEST(Map, RunsOverEveryTransport) {
         expect_accounted(r, 20000);
         EXPECT_EQ(r.delivered, 20000u);
     }
+}
+
+}  // namespace
+}  // namespace tp
+
+namespace tp {
+namespace {
+
+// A map's emitter and collector run no stage, but a failure there (an internal error) must
+// still end the run cleanly: what they hold and what still reaches them is given back and
+// counted, slots go back, and the end of stream reaches every output.
+TEST(MapFailure, AFailedEmitterAndCollectorGiveBackWhatTheyHoldAndEndTheMap) {
+    MbufPoolSpec spec;
+    spec.name = "map_failure_pool";
+    spec.mbufs = 255;
+    MbufPool pool(spec);
+    auto desc = [] { return make_desc_channel(ChannelSpec{"ring", 64}); };
+    auto word = [] { return make_word_channel(ChannelSpec{"ring", 16}); };
+    auto in = desc(), out = desc();
+    auto to_w0 = word(), to_w1 = word(), freed = word(), from_w0 = word(), from_w1 = word();
+    MapTaskSlots slots(4, 2);
+    MapEmitterTask emitter(slots, {in.get()}, {to_w0.get(), to_w1.get()}, freed.get());
+    MapCollectorTask collector(slots, {from_w0.get(), from_w1.get()}, out.get(), freed.get());
+
+    auto feed = [&](uint16_t n) {
+        rte_mbuf* m[kBurstMax];
+        ASSERT_TRUE(alloc_packets(pool.get(), m, n));
+        PacketDesc d[kBurstMax];
+        for (uint16_t i = 0; i < n; ++i) d[i] = PacketDesc{m[i], 0, 64, 0, 0};
+        ASSERT_EQ(in->try_send_burst(d, n), n);
+    };
+    // Two tasks of 10 packets go out to both workers before the emitter fails.
+    feed(10);
+    ASSERT_TRUE(emitter.poll());
+    feed(10);
+    ASSERT_TRUE(emitter.poll());
+    emitter.record_failure("emitter broke");
+    feed(5);
+    in->close();
+    for (int i = 0; i < 100 && !emitter.done(); ++i) emitter.poll_failed();
+    EXPECT_TRUE(emitter.done());
+    EXPECT_EQ(emitter.failure_drops(), 5u) << "what arrived after the failure is given back";
+    EXPECT_TRUE(to_w0->closed());
+    EXPECT_TRUE(to_w1->closed());
+
+    // The workers pass their slices on untouched (the shares are what a chain kept).
+    for (auto [to, from, w] : {std::tuple{to_w0.get(), from_w0.get(), 0u}, std::tuple{to_w1.get(), from_w1.get(), 1u}}) {
+        uint64_t idx;
+        int tasks = 0;
+        while (to->try_recv(idx)) {
+            MapTaskSlots::Slot& s = slots[idx];
+            uint16_t first, count;
+            slots.slice(w, s.input.n, first, count);
+            std::copy_n(s.input.d + first, count, s.shares[w].d);
+            s.shares[w].n = count;
+            ASSERT_TRUE(from->try_send(idx));
+            ++tasks;
+        }
+        EXPECT_EQ(tasks, 2);
+        from->close();
+    }
+
+    collector.record_failure("collector broke");
+    for (int i = 0; i < 100 && !collector.done(); ++i) collector.poll_failed();
+    EXPECT_TRUE(collector.done());
+    EXPECT_EQ(collector.failure_drops(), 20u) << "both tasks' packets are given back, none emitted";
+    PacketDesc d;
+    EXPECT_FALSE(out->try_recv(d));
+    EXPECT_TRUE(out->closed());
+    uint64_t slot;
+    int returned = 0;
+    while (freed->try_recv(slot)) ++returned;
+    EXPECT_EQ(returned, 2) << "each task's slot goes back to the emitter";
+    EXPECT_EQ(pool.available(), pool.capacity());
 }
 
 }  // namespace
