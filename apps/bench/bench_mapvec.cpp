@@ -341,7 +341,19 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         MapCollector collector(partials, window);
         start_line();
         uint64_t task;
-        while (collector.next(task, policy)) {
+        // A broken invariant in the collector (a partial for the wrong task, end of stream with
+        // tasks incomplete) leaves the emitter and workers waiting on it: the benchmark stops
+        // with the collector's error and exit status 1, not with std::terminate.
+        auto next = [&] {
+            try {
+                return collector.next(task, policy);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "tilepipe bench mapvec: the collector failed: %s\n", e.what());
+                std::fflush(stderr);
+                std::_Exit(1);
+            }
+        };
+        while (next()) {
             stamps[task] = ticks();
             const uint32_t slot = static_cast<uint32_t>(task % window);
             T got{};
