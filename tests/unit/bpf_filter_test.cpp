@@ -21,27 +21,20 @@
 #include "stages/capture_file.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 using Bytes = std::vector<uint8_t>;
 
 // ---- helpers ---------------------------------------------------------------------------------
 
 // Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
 // line after it, in order.
-ParamValues bpf_params(const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find("bpf_filter");
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues bpf_params(const Given& given) { return test::stage_params("bpf_filter", given); }
 
 std::unique_ptr<BpfFilter> opened_filter(const std::string& expr, bool jit = true, bool invert = false) {
     auto f = std::make_unique<BpfFilter>(

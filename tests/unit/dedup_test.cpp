@@ -18,21 +18,14 @@
 #include "stages/dedup.hpp"
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 
-ParamValues params_of(const std::string& stage, const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find(stage);
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 std::string frame_bytes(const rte_mbuf* m) {
     std::string s(rte_pktmbuf_pkt_len(m), '\0');

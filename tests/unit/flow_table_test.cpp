@@ -28,12 +28,13 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/tshark.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 using Bytes = std::vector<uint8_t>;
 using test::FlowCounts;
 using test::tshark_available;
@@ -41,15 +42,7 @@ using test::tshark_conversations;
 
 // ---- helpers -------------------------------------------------------------------------------
 
-ParamValues params_of(const std::string& stage, const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find(stage);
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 MbufPool test_pool(uint32_t mbufs = 4095) {
     static std::atomic<int> serial{0};

@@ -25,23 +25,16 @@
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 using Bytes = std::vector<uint8_t>;
 
-ParamValues params_of(const std::string& stage, const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find(stage);
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 uint64_t event(const Stage& s, const std::string& name) {
     const auto& names = s.events();

@@ -22,25 +22,18 @@
 #include "stages/port_sink.hpp"
 #include "stages/port_source.hpp"
 #include "tests/support/eal_fixture.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 
 // Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
 // line after it, in order.
-ParamValues params_of(const std::string& stage, const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find(stage);
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 MbufPool app_pool(uint32_t mbufs = 4095) {
     static std::atomic<int> serial{0};

@@ -30,12 +30,13 @@
 #include "stages/rule_file.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 using Bytes = std::vector<uint8_t>;
 
 constexpr uint8_t kTcp = 6, kUdp = 17, kIcmp = 1;
@@ -177,15 +178,7 @@ MbufPool& test_pool() {
     return pool;
 }
 
-ParamValues params_for(const std::string& stage, const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find(stage);
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_for(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 Bytes v4_probe() { return ipv4({.src = "10.1.2.3"}); }
 

@@ -12,21 +12,14 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/sample.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 
-ParamValues params_of(const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find("sample");
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues params_of(const Given& given) { return test::stage_params("sample", given); }
 
 class SampleTest : public testing::Test {
 protected:

@@ -20,22 +20,15 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/tshark.hpp"
+#include "tests/support/stage_params.hpp"
 
 namespace tp {
 namespace {
 
 namespace fs = std::filesystem;
-using Given = std::vector<std::pair<std::string, std::string>>;
+using Given = test::Given;
 
-ParamValues synth_params(const Given& given) {
-    const StageInfo* info = StageRegistry::instance().find("synth");
-    ParamValues p;
-    p.set_node_location(Location{"app.yaml", 1, 3});
-    int line = 2;
-    for (const auto& [key, value] : given) p.set(*info->find_param(key), value, Location{"app.yaml", line++, 5});
-    for (const ParamSpec& spec : info->params) p.set_default(spec);
-    return p;
-}
+ParamValues synth_params(const Given& given) { return test::stage_params("synth", given); }
 
 MbufPool synth_pool() {
     static std::atomic<int> serial{0};
