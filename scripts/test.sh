@@ -36,15 +36,21 @@ suite() {  # suite DIR KIND [SUITE]: builds what SUITE needs (everything when no
   local targets=()
   if [ -n "$name" ]; then
     ./scripts/build.sh "$dir" "$kind" build.ninja || { failed=$((failed + 1)); return; }
-    # Only the executables of that suite (plus the CLI the end-to-end tests drive).
-    mapfile -t targets < <(meson introspect "$dir" --tests | python3 -c '
+    # Only the executables of that suite and what they depend on (the CLIs the end-to-end
+    # tests drive).
+    mapfile -t targets < <(meson introspect "$dir" --tests --targets | python3 -c '
 import json, os, sys
 d, suite = sys.argv[1], sys.argv[2]
-for t in json.load(sys.stdin):
+info = json.load(sys.stdin)
+files = {t["id"]: f for t in info["targets"] for f in t["filename"]}
+wanted = set()
+for t in info["tests"]:
     if any(s.endswith(suite) for s in t["suite"]):
-        print(os.path.relpath(t["cmd"][0], d))
+        wanted.add(t["cmd"][0])
+        wanted.update(files[i] for i in t.get("depends", []) if i in files)
+for f in sorted(wanted):
+    print(os.path.relpath(f, d))
 ' "$dir" "$name")
-    targets+=(apps/tilepipe)
   fi
   if ! ./scripts/build.sh "$dir" "$kind" "${targets[@]}"; then
     echo "== $kind: build failed" >&2
