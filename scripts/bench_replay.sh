@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 reps=${1:-5} secs=${2:-5}
 testpmd=${TESTPMD:-dpdk-testpmd}
 die() { echo "bench_replay.sh: $*" >&2; exit 1; }
-# Debian's `dpdk` package holds dpdk-testpmd; a TESTPMD of one's own needs nothing installed.
-[ -n "${TESTPMD:-}" ] || ./scripts/bootstrap.sh dpdk || die "could not install dpdk (for dpdk-testpmd)"
-command -v "$testpmd" >/dev/null || die "testpmd '$testpmd' not found (set TESTPMD or install dpdk)"
+# Debian's `dpdk-dev` package holds dpdk-testpmd; a TESTPMD of one's own needs nothing installed.
+[ -n "${TESTPMD:-}" ] || ./scripts/bootstrap.sh dpdk-dev || die "could not install dpdk-dev (for dpdk-testpmd)"
+command -v "$testpmd" >/dev/null || die "testpmd '$testpmd' not found (set TESTPMD or install dpdk-dev)"
 if [ -z "${TILEPIPE_BIN:-}" ]; then
   ./scripts/build.sh build release apps/tilepipe
 fi

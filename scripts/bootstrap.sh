@@ -10,7 +10,7 @@ packages=(
   libboost-dev libreaderwriterqueue-dev libcli11-dev nlohmann-json3-dev
   tcpdump tshark
 )
-# Extra packages a caller needs (e.g. `dpdk` for testpmd in the benchmarks).
+# Extra packages a caller needs (e.g. `dpdk-dev` for dpdk-testpmd in the benchmarks).
 packages+=("$@")
 
 missing=()
