@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <ctime>
 #include <stdexcept>
 
@@ -39,7 +40,11 @@ struct RecordHeader {
 static_assert(sizeof(FileHeader) == 24 && sizeof(RecordHeader) == 16);
 }  // namespace
 
-void PcapSink::check_params(const ParamValues& params) { check_output_path(params, "file"); }
+void PcapSink::check_params(const ParamValues& params) {
+    // A folder that depends on the port (cap%p/out.pcap) exists only per port: open checks it.
+    const std::string folder = std::filesystem::path(params.get_string("file")).parent_path().string();
+    if (folder.find("%p") == std::string::npos) check_output_path(params, "file");
+}
 
 PcapSink::PcapSink(const ParamValues& params)
     : Stage(kKind), params_(params), snaplen_(static_cast<uint32_t>(params.get_uint("snaplen"))) {

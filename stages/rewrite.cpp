@@ -283,8 +283,11 @@ RewriteConfig config_of(const ParamValues& params) {
         c.rules.push_back(fields);  // family stays 0: it matches every packet
         return c;
     }
-    for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port"})
-        if (params.given(name) && params.text(name) != "" && params.text(name) != "-1")
+    for (const char* name : {"src_mac", "dst_mac", "src_ip", "dst_ip"})
+        if (params.given(name) && params.text(name) != "")
+            params.fail(name, std::string("'") + name + "' and 'rules' both say what to write: put it in a rule");
+    for (const char* name : {"src_port", "dst_port"})
+        if (params.get_int(name) != -1)
             params.fail(name, std::string("'") + name + "' and 'rules' both say what to write: put it in a rule");
     const RuleFile file(path, params.where("rules"));
     for (const RuleLine& line : file.lines()) c.rules.push_back(rule_from_line(file, line));

@@ -17,7 +17,8 @@ struct PortTx {
 
 class SendsByPort {
 public:
-    // Read after the run (or while it runs: counters are relaxed, a few bursts old at worst).
+    // Read after the run, once the tile that runs the sink was joined: a capture per port is
+    // created by that tile on its port's first packet, unsynchronised.
     virtual std::vector<PortTx> tx_by_port() const = 0;
 
 protected:

@@ -12,6 +12,8 @@
 // export). Errors in open() are LocatedError pointing at the parameter that caused them.
 // An exception from produce(), process() or close() fails the stage's node: the runtime counts
 // the burst the stage was given (as it stands) as dropped, stops the run and reports the error.
+// So a stage throws only while its burst holds exactly the packets it still owns: before it
+// drops any, or after it compacted the burst over the ones it dropped.
 #pragma once
 
 #include <array>

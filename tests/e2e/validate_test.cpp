@@ -246,3 +246,22 @@ TEST(ValidateCatalog, StagesListsTheDeclaredRanges) {
 
 }  // namespace
 }  // namespace tp::test
+
+namespace tp::test {
+namespace {
+
+// What the run accepts, validate accepts: a per-port folder exists only per port, and "keep"
+// is the number -1 however it is written.
+TEST(ValidateAccepts, PerPortFoldersAndKeepWrittenAnyWay) {
+    const std::string dir = tmp_path("accepts");
+    fs::create_directories(dir);
+    const std::string conf = dir + "/app.yaml";
+    std::ofstream(conf) << "pipeline:\n  - { stage: synth, count: 1 }\n  - stage: rewrite\n    rules: conf/data/nat.rules\n"
+                           "    src_port: -01\n  - stage: pcap_out\n    file: " << dir << "/cap%p/out.pcap\n";
+    const CommandResult v = tilepipe("validate '" + conf + "'");
+    EXPECT_EQ(v.status, 0) << v.err;
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tp::test
