@@ -39,6 +39,7 @@
 // names no device for the packet's port.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +61,8 @@ public:
     // The devices `devices` lists, port by port (empty when not given); throws LocatedError at
     // `devices` for an empty entry, an argument without a device, or more than 256 ports.
     static std::vector<std::string> device_list(const ParamValues& p);
+    // Every device of `devices` (or the one `device`) is set up, rings and all.
+    static uint64_t device_ports(const ParamValues& p) { return std::max<size_t>(1, device_list(p).size()); }
     // Queue and device checks; needs no EAL.
     static void check_params(const ParamValues& p);
 

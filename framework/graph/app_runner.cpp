@@ -46,7 +46,9 @@ uint64_t ring_mbufs(const NodeConfig& nc, const ParamValues& p) {
     const auto ring = [&](const char* name) {
         return nc.stage->find_param(name) != nullptr ? p.get_uint(name) : kRingDefault;
     };
-    return p.get_uint("queues") * (ring("rxd") + ring("txd"));
+    // A sink that sends by port sets up every device it lists.
+    const uint64_t ports = nc.stage->device_ports ? nc.stage->device_ports(p) : 1;
+    return ports * p.get_uint("queues") * (ring("rxd") + ring("txd"));
 }
 }  // namespace
 

@@ -44,6 +44,9 @@ struct StageInfo {
     // declared): a source whose frames would not fit one mbuf of the pool is refused when the
     // app is planned, at the parameter that makes them that long.
     std::function<void(const ParamValues&, uint32_t)> check_data_room;
+    // Device ports an instance sets up (CLASS::device_ports(params) when declared, else 1):
+    // each one's rings hold mbufs of the app's pool, which the default pool size counts.
+    std::function<uint64_t(const ParamValues&)> device_ports;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -89,6 +92,12 @@ void check_data_room_of(const ParamValues& p, uint32_t data_room) {
 }
 
 template <typename C>
+uint64_t device_ports_of(const ParamValues& p) {
+    if constexpr (requires { C::device_ports(p); }) return C::device_ports(p);
+    else return 1;
+}
+
+template <typename C>
 constexpr double cost_of() {
     if constexpr (requires { C::kCost; }) return C::kCost;
     else if constexpr (C::kKind == StageKind::Source) return 2.5;
@@ -108,7 +117,8 @@ struct StageRegistrar {
 // `std::vector<std::string> pci_devices(const tp::ParamValues&)`, a static constexpr double
 // `kCost`, a static `double expected_pass(const tp::ParamValues&)` and a static
 // `void check_params(const tp::ParamValues&)` throwing LocatedError, and a static
-// `void check_data_room(const tp::ParamValues&, uint32_t)`) under NAME with a one-line
+// `void check_data_room(const tp::ParamValues&, uint32_t)` and a static
+// `uint64_t device_ports(const tp::ParamValues&)`) under NAME with a one-line
 // DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
@@ -118,4 +128,5 @@ struct StageRegistrar {
         },                                                                                      \
         &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,             \
         ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,                 \
-        &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>}}
+        &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>,        \
+        &::tp::detail::device_ports_of<CLASS>}}

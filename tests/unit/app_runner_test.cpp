@@ -241,6 +241,15 @@ TEST(AppRunner, TheDefaultPoolHoldsEveryDescriptorOfThePortsRings) {
     EXPECT_GE(pool_for("32768"), pool_for("64") + 2 * (32768 - 64));
 }
 
+TEST(AppRunner, TheDefaultPoolHoldsTheRingsOfEveryDeviceAPortSinkSendsOn) {
+    const auto pool_for = [](const std::string& devices) {
+        const AppConfig app = parse_app_config(
+            "pipeline:\n  - synth\n  - { stage: port_out, txd: 8192, devices: \"" + devices + "\" }\n", "t.yaml");
+        return uint64_t(default_pool_mbufs(app, plan_app(app)));
+    };
+    EXPECT_GE(pool_for("net_null_a0, net_null_a1, net_null_a2"), pool_for("net_null_a0") + 2 * 8192);
+}
+
 TEST(AppRunner, PacketsLostBeforeTheSourceHaveTheirOwnLineAndField) {
     RunReport r;
     r.app = "lost";
