@@ -29,15 +29,6 @@ bool MapEmitterTask::send_pending() {
     return unsent_.size() != before;
 }
 
-bool MapEmitterTask::poll_failed() {
-    if (done_) return false;
-    bool progress = false;
-    if (!unsent_.empty()) {
-        progress = send_pending();
-        if (!unsent_.empty()) return progress;
-    }
-    return discard_inputs() || progress;
-}
 
 bool MapEmitterTask::discard_inputs() {
     Burst b;
@@ -67,6 +58,7 @@ bool MapEmitterTask::poll() {
         progress = send_pending();
         if (!unsent_.empty()) return progress;
     }
+    if (failed()) return discard_inputs() || progress;  // no new tasks after a failure
     uint64_t slot;
     while (freed_->try_recv(slot)) free_.push_back(static_cast<uint32_t>(slot));
     if (free_.empty()) return progress;  // every slot in flight: back-pressure

@@ -62,7 +62,7 @@ public:
     bool done() const override { return done_; }
     // After a failure the tasks already multicast finish their way through the map; what
     // arrives from now on is given back (freed and counted), and the end still goes down.
-    bool poll_failed() override;
+    bool poll_failed() override { return poll(); }
 
 private:
     bool discard_inputs();
