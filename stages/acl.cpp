@@ -455,7 +455,7 @@ TILEPIPE_STAGE(Acl, "acl",
                param<std::string>("rules", required,
                                   "rules file: one rule per line, 'ACTION [FIELD VALUE]...', "
                                   "actions permit|deny|count|mark N, fields proto, src, dst, "
-                                  "sport, dport, family, prio (see stages/acl.hpp)"),
+                                  "sport, dport, family, prio (see stages/acl.hpp)").input_file(),
                param<std::string>("default", "permit",
                                   "verdict for packets no permit/deny rule matches (denied ones "
                                   "drop as \"default_deny\")",

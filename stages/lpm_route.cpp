@@ -265,7 +265,7 @@ TILEPIPE_STAGE(LpmRoute, "lpm_route",
                "port, decrements TTL/hop limit, fixes the IPv4 checksum",
                param<std::string>("routes", required,
                                   "routes file: one 'PREFIX/LEN PORT' per line (IPv4 or IPv6, "
-                                  "port 0-255), '#' comments"),
+                                  "port 0-255), '#' comments").input_file(),
                param<int64_t>("default_port", -1,
                               "port for IP packets no route covers; -1 = drop them as "
                               "\"no_route\"")

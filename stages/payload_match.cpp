@@ -289,7 +289,7 @@ TILEPIPE_STAGE(PayloadMatch, "payload_match",
                param<std::string>("patterns", required,
                                   "patterns file: one per line, `#` comments, text with |hex| "
                                   "bytes as in Snort (`GET |2f|admin`, `|de ad be ef|`), "
-                                  "\\| \\\\ \\\" escapes, \"...\" keeps blanks"),
+                                  "\\| \\\\ \\\" escapes, \"...\" keeps blanks").input_file(),
                param<bool>("nocase", false, "ASCII letters match either case"),
                param<std::string>("mode", "mark",
                                   "mark: pass every packet, matching ones flagged "

@@ -267,8 +267,8 @@ uint32_t PcapSource::template_pool_available() const {
 }
 
 TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback), at top speed or paced",
-               param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)"),
-               param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops"),
+               param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)").input_file(),
+               param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops").between(0, UINT32_MAX),
                param<double>("pps", 0, "pace at this many packets per second (0 = off)").at_least(0),
                param<double>("mbps", 0, "pace at this many megabits of frame bytes per second (0 = off)")
                    .at_least(0),

@@ -195,7 +195,7 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                                   "give this or `file`"),
                param<std::string>("file", "",
                                   "instead of `device`: a capture replayed through a net_pcap vdev made for this "
-                                  "node, every RX queue replaying the whole file once"),
+                                  "node, every RX queue replaying the whole file once").input_file(),
                param<uint16_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
                param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS")
                    .between(1, 64),

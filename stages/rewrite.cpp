@@ -422,6 +422,6 @@ TILEPIPE_STAGE(Rewrite, "rewrite",
                param<int64_t>("dst_port", -1, "TCP/UDP destination port to write; -1 = keep"),
                param<std::string>("rules", "",
                                   "rules file: per line [src P] [dst P] [proto tcp|udp|icmp] [sport R] [dport R] "
-                                  "set FIELD VALUE ...; the first match rewrites; \"\" = the fields above, on every packet"));
+                                  "set FIELD VALUE ...; the first match rewrites; \"\" = the fields above, on every packet").input_file());
 
 }  // namespace tp

@@ -4,20 +4,23 @@ namespace tp::cli {
 
 void add_app_options(CLI::App* cmd, AppArgs& a) {
     cmd->add_option("CONF", a.conf, "app config (YAML), e.g. conf/default.yaml")->required();
-    cmd->add_option("--pcap", a.pcap, "replace the app's source with a pcap source reading FILE");
-    cmd->add_option("--loop", a.loop, "replay the capture N times (0 = until Ctrl-C)")
-        ->each([&a](const std::string&) { a.loop_given = true; });
-    cmd->add_option("--topology", a.topology, "topology preset: host, tilepro64, epiphany16, epiphany64");
-    cmd->add_option("--set", a.sets, "override a node parameter: NODE.PARAM=VALUE (repeatable)")
+    // Kept as text: the values are checked where the config's own are, and an error names the
+    // option ("--loop -1: ...").
+    cmd->add_option_function<std::string>("--pcap", [&a](const std::string& v) { a.overrides.pcap = v; },
+                                          "replace the app's source with a pcap source reading FILE (keeps its loop and pacing)");
+    cmd->add_option_function<std::string>("--loop", [&a](const std::string& v) { a.overrides.loop = v; },
+                                          "replay the capture N times (0 = until Ctrl-C)");
+    cmd->add_option_function<std::string>("--topology", [&a](const std::string& v) { a.overrides.topology = v; },
+                                          "topology preset: host, tilepro64, epiphany16, epiphany64");
+    cmd->add_option("--set", a.overrides.sets,
+                    "override a setting: NODE.PARAM=VALUE, FARM.workers=4, FARM.W/NODE.PARAM=VALUE (one worker), "
+                    "queue=256, pool.mbufs=8191 (repeatable)")
         ->allow_extra_args(false);
 }
 
 AppConfig load_app(const AppArgs& a) {
     AppConfig app = load_app_config(a.conf);
-    if (!a.pcap.empty()) replace_source_with_pcap(app, a.pcap);
-    if (a.loop_given) set_loop(app, a.loop);
-    if (!a.topology.empty()) set_topology(app, a.topology);
-    for (const auto& s : a.sets) apply_set(app, s);
+    apply_overrides(app, a.overrides);
     return app;
 }
 

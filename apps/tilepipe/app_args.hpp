@@ -8,21 +8,18 @@
 #include <vector>
 
 #include "framework/config/app_config.hpp"
+#include "framework/config/overrides.hpp"
 
 namespace tp::cli {
 
 struct AppArgs {
     std::string conf;
-    std::string pcap;
-    uint64_t loop = 0;
-    bool loop_given = false;
-    std::string topology;
-    std::vector<std::string> sets;
+    AppOverrides overrides;
 };
 
 void add_app_options(CLI::App* cmd, AppArgs& a);
 
-// Loads CONF and applies --pcap, --loop, --topology and --set, in that order; LocatedError on
+// Loads CONF and applies --pcap, --loop, --topology and --set (overrides.hpp); LocatedError on
 // any problem (before anything starts).
 AppConfig load_app(const AppArgs& a);
 

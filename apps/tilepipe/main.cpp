@@ -4,7 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "apps/tilepipe/commands.hpp"
 
@@ -12,19 +15,53 @@
 #include "apps/bench/bench.hpp"
 #endif
 
+namespace {
+constexpr const char* kCommands = "run, validate, topo, stages"
+#ifdef TILEPIPE_HAVE_BENCH
+                                  ", bench"
+#endif
+    ;
+
+// The first word that is not an option (or the value of --log-level): the command.
+int command_index(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--log-level") == 0) ++i;
+        else if (argv[i][0] != '-') return i;
+    }
+    return 0;
+}
+
+bool is_command(const std::string& word) {
+    const std::string list = kCommands;
+    for (size_t from = 0; from <= list.size();) {
+        const size_t end = std::min(list.find(", ", from), list.size());
+        if (list.compare(from, end - from, word) == 0 && end - from == word.size()) return true;
+        from = end + 2;
+    }
+    return false;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+    const int cmd = command_index(argc, argv);
 #ifdef TILEPIPE_HAVE_BENCH
     // Benchmarks parse their own flags (`tilepipe bench NAME --help`).
-    if (argc >= 2 && std::strcmp(argv[1], "bench") == 0) return tp::bench::main(argc - 1, argv + 1);
+    if (cmd == 1 && std::strcmp(argv[1], "bench") == 0) return tp::bench::main(argc - 1, argv + 1);
 #endif
+    if (cmd > 0 && !is_command(argv[cmd])) {
+        std::fprintf(stderr, "tilepipe: unknown command '%s' (commands: %s; tilepipe --help for usage)\n", argv[cmd],
+                     kCommands);
+        return tp::cli::kExitUsage;
+    }
     CLI::App app{"tilepipe: packet apps composed from YAML stage configs, run on tiles mapped onto CPUs"};
     app.require_subcommand(1);
-    app.footer(
-        "Subcommands: run, validate, stages, topo"
+    // Options of the whole command (--log-level) may also follow the subcommand and its CONF.
+    app.fallthrough();
+    app.footer(std::string("Commands: ") + kCommands +
 #ifdef TILEPIPE_HAVE_BENCH
-        ", bench (tilepipe bench --help)"
+               " (tilepipe bench --help lists the benches)"
 #endif
-        ".\nExample: tilepipe run conf/default.yaml --json r.json");
+               ".\nExample: tilepipe run conf/default.yaml --json r.json");
     std::string log_level = "info";
     app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
@@ -36,6 +73,20 @@ int main(int argc, char** argv) {
     tp::cli::add_validate(app, action);
     tp::cli::add_stages(app, action);
     tp::cli::add_topo(app, action);
+#ifdef TILEPIPE_HAVE_BENCH
+    // Listed in --help; `tilepipe [--log-level L] bench NAME ...` hands the rest to the bench.
+    std::vector<std::string> bench_args;
+    CLI::App* bench = app.add_subcommand("bench", "channel, network and map benchmarks (tilepipe bench --help)");
+    bench->prefix_command();
+    bench->callback([&] {
+        action = [&] {
+            bench_args = app.remaining();
+            std::vector<char*> av{argv[0]};
+            for (auto& a : bench_args) av.push_back(a.data());
+            return tp::bench::main(static_cast<int>(av.size()), av.data());
+        };
+    });
+#endif
 
     try {
         app.parse(argc, argv);
@@ -46,6 +97,11 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        if (cmd == 0 && !app.got_subcommand("run")) {  // no command at all
+            std::fprintf(stderr, "tilepipe: a command is required (commands: %s)\nRun 'tilepipe --help' for usage.\n",
+                         kCommands);
+            return tp::cli::kExitUsage;
+        }
         std::fprintf(stderr, "tilepipe: %s\nRun 'tilepipe --help' (or 'tilepipe SUBCOMMAND --help') for usage.\n",
                      e.what());
         return tp::cli::kExitUsage;

@@ -17,6 +17,8 @@ namespace tp {
 
 namespace {
 
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, pipeline";
+
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
 std::string join(const std::vector<std::string>& v) {
@@ -35,9 +37,13 @@ bool valid_name(const std::string& n) {
 class Reader {
 public:
     explicit Reader(std::string file) : file_(std::move(file)) {}
+    // Reads one value given outside the file (a command-line override): every error is at `where`.
+    explicit Reader(const Location& where) : fixed_(where) {}
+
+    Location loc(const YAML::Node& n) const { return fixed_ ? *fixed_ : at(file_, n.Mark()); }
 
     [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
-        throw LocatedError(at(file_, n.Mark()), msg);
+        throw LocatedError(loc(n), msg);
     }
 
     std::string scalar(const YAML::Node& n, const std::string& what) const {
@@ -49,7 +55,7 @@ public:
         const std::string s = scalar(n, what);
         ParamSpec spec{what, ParamType::Uint};
         ParamValues v;
-        v.set(spec, s, at(file_, n.Mark()));
+        v.set(spec, s, loc(n));
         const uint64_t x = v.get_uint(what);
         if (x < lo || x > hi)
             fail(n, what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
@@ -59,32 +65,54 @@ public:
 
     void pool(const YAML::Node& n, PoolConfig& p) const {
         if (!n.IsMap()) fail(n, "pool must be a mapping (mbufs, cache, data_room)");
-        for (auto it = n.begin(); it != n.end(); ++it) {
-            const std::string k = scalar(it->first, "key");
-            if (k == "mbufs") p.mbufs = static_cast<uint32_t>(uint(it->second, "pool.mbufs", 64, 1u << 26));
-            else if (k == "cache") p.cache = static_cast<uint32_t>(uint(it->second, "pool.cache", 0, 512));
-            else if (k == "data_room")
-                p.data_room = static_cast<uint32_t>(uint(it->second, "pool.data_room", 128, 65000));
-            else fail(it->first, "unknown key 'pool." + k + "' (known: mbufs, cache, data_room)");
-        }
+        for (auto it = n.begin(); it != n.end(); ++it) pool_key(p, it->first, scalar(it->first, "key"), it->second);
+    }
+
+    void pool_key(PoolConfig& p, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (k == "mbufs") p.mbufs = static_cast<uint32_t>(uint(v, "pool.mbufs", 64, 1u << 26));
+        else if (k == "cache") p.cache = static_cast<uint32_t>(uint(v, "pool.cache", 0, 512));
+        else if (k == "data_room") p.data_room = static_cast<uint32_t>(uint(v, "pool.data_room", 128, 65000));
+        else fail(key, "unknown key 'pool." + k + "' (known: mbufs, cache, data_room)");
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
         if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse)");
-        for (auto it = n.begin(); it != n.end(); ++it) {
-            const std::string k = scalar(it->first, "key");
-            if (k == "threads") {
-                app.threads = scalar(it->second, "runtime.threads");
-                if (app.threads != "auto" && app.threads != "per_tile")
-                    fail(it->second, "runtime.threads must be auto or per_tile, got '" + app.threads + "'");
-            } else if (k == "fuse") {
-                app.fuse = scalar(it->second, "runtime.fuse");
-                if (app.fuse != "auto" && app.fuse != "always" && app.fuse != "never")
-                    fail(it->second, "runtime.fuse must be auto, always or never, got '" + app.fuse + "'");
-            } else {
-                fail(it->first, "unknown key 'runtime." + k + "' (known: threads, fuse)");
-            }
+        for (auto it = n.begin(); it != n.end(); ++it) runtime_key(app, it->first, scalar(it->first, "key"), it->second);
+    }
+
+    void runtime_key(AppConfig& app, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (k == "threads") {
+            app.threads = scalar(v, "runtime.threads");
+            if (app.threads != "auto" && app.threads != "per_tile")
+                fail(v, "runtime.threads must be auto or per_tile, got '" + app.threads + "'");
+        } else if (k == "fuse") {
+            app.fuse = scalar(v, "runtime.fuse");
+            if (app.fuse != "auto" && app.fuse != "always" && app.fuse != "never")
+                fail(v, "runtime.fuse must be auto, always or never, got '" + app.fuse + "'");
+        } else {
+            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse)");
         }
+    }
+
+    // A top-level key other than `pipeline`.
+    void app_key(AppConfig& app, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (k == "app") app.name = scalar(v, "app");
+        else if (k == "transport") {
+            app.transport = scalar(v, "transport");
+            check_transport(v, app.transport);
+        } else if (k == "queue") {
+            app.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+            check_pow2(v, app.queue);
+        } else if (k == "pool") pool(v, app.pool);
+        else if (k == "runtime") runtime(v, app);
+        else if (k == "topology") {
+            app.topology = scalar(v, "topology");
+            app.topology_where = loc(v);
+            check_choice(v, "topology", app.topology, Topology::preset_names());
+        } else if (k == "placement") {
+            app.placement = scalar(v, "placement");
+            check_choice(v, "placement", app.placement, placement_names());
+        } else fail(key, "unknown key '" + k + "' (known: " + std::string(kAppKeys) + ")");
     }
 
     NodeConfig node(const YAML::Node& n) const {
@@ -101,77 +129,94 @@ public:
         nc.where = at(file_, st.Mark());
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
-            const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
             if (k == "stage") continue;
             if (k == "name") {
-                nc.name = scalar(v, "name");
+                nc.name = scalar(it->second, "name");
                 if (!valid_name(nc.name))
-                    fail(v, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
-            } else if (k == "transport") {
-                nc.transport = scalar(v, "transport");
-                check_transport(v, nc.transport);
-            } else if (k == "queue") {
-                nc.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
-                check_pow2(v, nc.queue);
-            } else if (k == "tile") {
-                if (!v.IsSequence() || v.size() != 2)
-                    fail(v, "tile must be a pair [x, y]");
-                nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)),
-                                 static_cast<int>(uint(v[1], "tile y", 0, 1023))};
-            } else {
-                if (nc.stage->find_param(k) == nullptr)
-                    fail(it->first, "unknown parameter '" + k + "' for stage '" + nc.stage->name +
-                                        "' (known: " + param_names(*nc.stage) + ")");
-                if (!v.IsScalar() || v.Tag() == "tag:yaml.org,2002:null")
-                    fail(v, "parameter '" + k + "' must be a single value");
-                nc.raw[k] = {v.Scalar(), at(file_, v.Mark())};
+                    fail(it->second, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
+                if (nc.name == "pool" || nc.name == "runtime")
+                    fail(it->second, "node name '" + nc.name + "' is taken by the app's " + nc.name + " settings");
+                continue;
             }
+            node_key(nc, it->first, k, it->second);
         }
         return nc;
+    }
+
+    // A node's key other than `stage` and `name`.
+    void node_key(NodeConfig& nc, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (k == "transport") {
+            nc.transport = scalar(v, "transport");
+            check_transport(v, nc.transport);
+        } else if (k == "queue") {
+            nc.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+            check_pow2(v, nc.queue);
+        } else if (k == "tile") {
+            if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
+            nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
+        } else {
+            if (nc.stage->find_param(k) == nullptr)
+                fail(key, "unknown parameter '" + k + "' for stage '" + nc.stage->name + "' (known: " + param_names(*nc.stage) + ")");
+            if (!v.IsScalar() || v.Tag() == "tag:yaml.org,2002:null") fail(v, "parameter '" + k + "' must be a single value");
+            nc.raw[k] = {v.Scalar(), loc(v)};
+        }
+    }
+
+    // A farm's or map's key other than `worker`.
+    void pattern_key(PatternConfig& f, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        const bool map = f.map;
+        const std::string kind = map ? "map" : "farm";
+        if (k == "name") {
+            f.name = scalar(v, "name");
+            if (!valid_name(f.name)) fail(v, kind + " name '" + f.name + "' may use only letters, digits, '_' and '-'");
+            if (f.name == "pool" || f.name == "runtime")
+                fail(v, kind + " name '" + f.name + "' is taken by the app's " + f.name + " settings");
+        } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, map ? 64 : 1024));
+        else if (k == "dispatch" && !map) {
+            f.dispatch = scalar(v, "dispatch");
+            f.dispatch_given = true;
+            check_choice(v, "dispatch", f.dispatch, {"round_robin", "on_demand", "flow_hash"});
+        } else if (k == "collect" && !map) {
+            f.collect = scalar(v, "collect");
+            check_choice(v, "collect", f.collect, {"unordered", "ordered", "none"});
+        } else if (k == "emitter" && !map) {
+            const std::string e = scalar(v, "emitter");
+            if (e != "true" && e != "false") fail(v, "emitter must be true or false");
+            f.emitter = e == "true";
+        } else if (k == "multicast" && map) {
+            f.multicast = scalar(v, "multicast");
+            check_choice(v, "multicast", f.multicast, {"linear", "tree"});
+        } else if (k == "transport") {
+            f.transport = scalar(v, "transport");
+            check_transport(v, f.transport);
+        } else if (k == "queue") {
+            f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+            check_pow2(v, f.queue);
+        } else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
+    }
+
+    static std::string pattern_keys(bool map) {
+        return map ? "name, workers, multicast, transport, queue, worker"
+                   : "name, workers, dispatch, collect, emitter, transport, queue, worker";
     }
 
     // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
     void pattern(const YAML::Node& n, AppConfig& app, bool map) const {
         const std::string kind = map ? "map" : "farm";
-        const std::string keys = map ? "name, workers, multicast, transport, queue, worker"
-                                     : "name, workers, dispatch, collect, emitter, transport, queue, worker";
-        if (!n.IsMap()) fail(n, kind + " must be a mapping (" + keys + ")");
+        if (!n.IsMap()) fail(n, kind + " must be a mapping (" + pattern_keys(map) + ")");
         PatternConfig f;
         f.map = map;
-        f.where = at(file_, n.Mark());
+        f.where = loc(n);
         YAML::Node worker;
         bool has_worker = false;
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
-            const YAML::Node v = it->second;  // a copy: it->second lives in a temporary proxy
-            if (k == "name") {
-                f.name = scalar(v, "name");
-                if (!valid_name(f.name)) fail(v, kind + " name '" + f.name + "' may use only letters, digits, '_' and '-'");
-            } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, map ? 64 : 1024));
-            else if (k == "dispatch" && !map) {
-                f.dispatch = scalar(v, "dispatch");
-                f.dispatch_given = true;
-                check_choice(v, "dispatch", f.dispatch, {"round_robin", "on_demand", "flow_hash"});
-            } else if (k == "collect" && !map) {
-                f.collect = scalar(v, "collect");
-                check_choice(v, "collect", f.collect, {"unordered", "ordered", "none"});
-            } else if (k == "emitter" && !map) {
-                const std::string e = scalar(v, "emitter");
-                if (e != "true" && e != "false") fail(v, "emitter must be true or false");
-                f.emitter = e == "true";
-            } else if (k == "multicast" && map) {
-                f.multicast = scalar(v, "multicast");
-                check_choice(v, "multicast", f.multicast, {"linear", "tree"});
-            } else if (k == "transport") {
-                f.transport = scalar(v, "transport");
-                check_transport(v, f.transport);
-            } else if (k == "queue") {
-                f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
-                check_pow2(v, f.queue);
-            } else if (k == "worker") {
-                worker = v;
+            if (k == "worker") {
+                worker = it->second;
                 has_worker = true;
-            } else fail(it->first, "unknown " + kind + " key '" + k + "' (known: " + keys + ")");
+            } else {
+                pattern_key(f, it->first, k, it->second);
+            }
         }
         if (!has_worker) fail(n, kind + " has no 'worker:' (the stages each worker runs)");
         YAML::Node chain = worker;
@@ -183,8 +228,6 @@ public:
             chain = worker["pipeline"];
         }
         if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a " + kind + " worker needs at least one stage");
-        if (f.collect == "ordered" && !f.emitter)
-            fail(n, "collect: ordered needs the emitter (it numbers the packets the collector restores)");
         f.first = app.pipeline.size();
         for (const auto& s : chain) {
             if (s.IsMap() && (s["farm"] || s["map"])) fail(s, "patterns do not nest; a farm worker may run a pipeline of stages");
@@ -231,6 +274,7 @@ private:
     }
 
     std::string file_;
+    std::optional<Location> fixed_;
 };
 
 // A farm opening the pipeline with a source in each worker: checks what makes one queue per
@@ -354,6 +398,9 @@ NodeConfig* AppConfig::find_node(const std::string& n) {
 }
 
 void finalize(AppConfig& app) {
+    // Files a config reads are found beside it, so an app runs from any working directory; a
+    // value from the command line (--set, --pcap) stays relative to the working directory.
+    const std::filesystem::path dir = std::filesystem::path(app.file).parent_path();
     for (auto& n : app.pipeline) {
         ParamValues v;
         v.set_node_location(n.where);
@@ -362,18 +409,95 @@ void finalize(AppConfig& app) {
             if (spec == nullptr)
                 throw LocatedError(text_loc.second, "unknown parameter '" + key + "' for stage '" +
                                                         n.stage->name + "'");
-            v.set(*spec, text_loc.first, text_loc.second);
+            std::string text = text_loc.first;
+            if (spec->reads_file && !text.empty() && !dir.empty() && text_loc.second.file == app.file &&
+                std::filesystem::path(text).is_relative())
+                text = (dir / text).lexically_normal().string();
+            v.set(*spec, text, text_loc.second);
         }
         for (const auto& spec : n.stage->params) v.set_default(spec);
         n.params = std::move(v);
+        n.worker_params.clear();
+        for (const auto& [w, raw] : n.worker_raw) {
+            const PatternConfig& f = app.patterns.at(static_cast<size_t>(n.pattern));
+            if (w >= f.workers)
+                throw LocatedError(raw.begin()->second.second,
+                                   (f.map ? "map '" : "farm '") + f.name + "' has " + std::to_string(f.workers) +
+                                       " worker(s), numbered from 0");
+            ParamValues pv = n.params;
+            for (const auto& [key, text_loc] : raw) pv.set(*n.stage->find_param(key), text_loc.first, text_loc.second);
+            n.worker_params.emplace(w, std::move(pv));
+        }
     }
     check_farm_queue_params(app);
+}
+
+const ParamValues& NodeConfig::params_of(uint32_t worker) const {
+    const auto it = worker_params.find(worker);
+    return it != worker_params.end() ? it->second : params;
+}
+
+void check_app(AppConfig& app) {
+    for (const PatternConfig& f : app.patterns)
+        if (f.collect == "ordered" && !f.emitter)
+            throw LocatedError(f.where, "collect: ordered needs the emitter (it numbers the packets the collector restores)");
+    check_shape(app, Location{app.file, 1, 1});
+    finalize(app);
+}
+
+namespace {
+// The value of an override as the file would hold it: a tile is a YAML pair `[x, y]`, every
+// other value the text as given (so `expr=tcp[13] & 2 != 0` stays one string).
+YAML::Node value_node(const std::string& key, const std::string& value, const Location& where) {
+    if (key != "tile") return YAML::Node(value);
+    try {
+        return YAML::Load(value);
+    } catch (const YAML::Exception& e) {
+        throw LocatedError(where, "tile must be a pair [x, y]: " + e.msg);
+    }
+}
+}  // namespace
+
+void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where) {
+    const Reader r(where);
+    const YAML::Node k(key);
+    const auto dot = key.find('.');
+    if (dot != std::string::npos && (key.compare(0, dot, "pool") == 0 || key.compare(0, dot, "runtime") == 0)) {
+        const std::string sub = key.substr(dot + 1);
+        if (key[0] == 'p') r.pool_key(app.pool, k, sub, value_node(sub, value, where));
+        else r.runtime_key(app, k, sub, value_node(sub, value, where));
+        return;
+    }
+    if (key == "pipeline" || key == "pool" || key == "runtime")
+        throw LocatedError(where, "'" + key + "' is not one value: " +
+                                      (key == "pipeline" ? std::string("edit the file")
+                                                         : "set " + key + (key == "pool" ? ".mbufs, pool.cache or pool.data_room"
+                                                                                         : ".threads or runtime.fuse")));
+    r.app_key(app, k, key, value_node(key, value, where));
+}
+
+void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where) {
+    if (key == "name" || key == "worker")
+        throw LocatedError(where, "a " + std::string(f.map ? "map" : "farm") + "'s " + key +
+                                      " cannot be overridden: edit the file");
+    Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
+}
+
+void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where) {
+    if (key == "name" || key == "stage")
+        throw LocatedError(where, "a node's " + key + " cannot be overridden: edit the file" +
+                                      (key == "stage" ? " (--pcap FILE replaces the source)" : ""));
+    Reader(where).node_key(n, YAML::Node(key), key, value_node(key, value, where));
 }
 
 void check_stage_params(const AppConfig& app) {
     for (const NodeConfig& n : app.pipeline) {
         if (n.stage->check_params) n.stage->check_params(n.params);
         if (n.stage->check_data_room) n.stage->check_data_room(n.params, app.pool.data_room);
+        for (const auto& [w, p] : n.worker_params) {
+            if (n.stage->check_params) n.stage->check_params(p);
+            if (n.stage->check_data_room) n.stage->check_data_room(p, app.pool.data_room);
+        }
     }
 }
 
@@ -403,25 +527,8 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
             r.fail(it->first, "this file configures a benchmark, not an app: run it with `tilepipe bench " + b +
                                   " --config " + file + "`");
         }
-        if (k == "app") app.name = r.scalar(v, "app");
-        else if (k == "transport") {
-            app.transport = r.scalar(v, "transport");
-            r.check_transport(v, app.transport);
-        } else if (k == "queue") {
-            app.queue = static_cast<uint32_t>(r.uint(v, "queue", 2, 1u << 20));
-            r.check_pow2(v, app.queue);
-        } else if (k == "pool") r.pool(v, app.pool);
-        else if (k == "runtime") r.runtime(v, app);
-        else if (k == "topology") {
-            app.topology = r.scalar(v, "topology");
-            app.topology_where = at(file, v.Mark());
-            r.check_choice(v, "topology", app.topology, Topology::preset_names());
-        } else if (k == "placement") {
-            app.placement = r.scalar(v, "placement");
-            r.check_choice(v, "placement", app.placement, placement_names());
-        }
-        else if (k == "pipeline") pipeline = v;
-        else r.fail(it->first, "unknown key '" + k + "' (known: app, topology, placement, transport, queue, pool, runtime, pipeline)");
+        if (k == "pipeline") pipeline = v;
+        else r.app_key(app, it->first, k, v);
     }
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
     if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
@@ -436,81 +543,33 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
         app.pipeline.push_back(r.node(n));
     }
     name_nodes(app);  // first, so shape errors can name farms
-    check_shape(app, at(file, pipeline.Mark()));
-    finalize(app);
+    if (app.elements.empty()) throw LocatedError(at(file, pipeline.Mark()), "the pipeline is empty");
+    check_app(app);
     return app;
 }
 
 AppConfig load_app_config(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw LocatedError(Location{path}, "is a directory, not an app config (a YAML file such as conf/default.yaml)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw LocatedError(Location{path}, "cannot read app config: " + std::string(std::strerror(errno)));
     std::ostringstream os;
     os << in.rdbuf();
     if (in.bad()) throw LocatedError(Location{path}, "cannot read app config");
-    return parse_app_config(os.str(), path);
-}
-
-void apply_set(AppConfig& app, const std::string& assignment) {
-    const Location where{"--set " + assignment};
-    const auto eq = assignment.find('=');
-    const auto dot = assignment.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || dot + 1 == eq)
-        throw LocatedError(where, "expected NODE.PARAM=VALUE");
-    const std::string node = assignment.substr(0, dot);
-    const std::string key = assignment.substr(dot + 1, eq - dot - 1);
-    NodeConfig* n = app.find_node(node);
-    if (n == nullptr) {
-        std::vector<std::string> names;
-        for (const auto& x : app.pipeline) names.push_back(x.name);
-        throw LocatedError(where, "no node named '" + node + "' (nodes: " + join(names) + ")");
-    }
-    if (n->stage->find_param(key) == nullptr) {
-        std::vector<std::string> names;
-        for (const auto& p : n->stage->params) names.push_back(p.name);
-        throw LocatedError(where, "stage '" + n->stage->name + "' has no parameter '" + key +
-                                      "' (known: " + join(names) + ")");
-    }
-    n->raw[key] = {assignment.substr(eq + 1), where};
-    finalize(app);
-}
-
-void replace_source_with_pcap(AppConfig& app, const std::string& file) {
-    const StageInfo* pcap = StageRegistry::instance().find("pcap");
-    if (pcap == nullptr) throw std::logic_error("the pcap stage is not registered");
-    if (!app.elements.empty() && app.elements.front().pattern >= 0)
-        throw LocatedError(Location{"--pcap " + file},
-                           "the app's farm workers each read a port queue, there is no single source to replace "
-                           "(set the port's file instead: --set NODE.file=" + file + ")");
-    NodeConfig& src = app.pipeline.front();
-    src.stage = pcap;
-    src.raw.clear();
-    src.raw["file"] = {file, Location{"--pcap " + file}};
-    finalize(app);
-}
-
-void set_loop(AppConfig& app, uint64_t loops) {
-    bool any = false;
-    for (auto& n : app.pipeline) {
-        if (n.stage->find_param("loop") == nullptr || n.stage->kind != StageKind::Source) continue;
-        n.raw["loop"] = {std::to_string(loops), Location{"--loop"}};
-        any = true;
-    }
-    if (!any) throw LocatedError(Location{"--loop"}, "the app has no source that replays (use --pcap FILE)");
-    finalize(app);
-}
-
-}  // namespace tp
-
-namespace tp {
-
-void set_topology(AppConfig& app, const std::string& name) {
-    app.topology = name;
-    app.topology_where = Location{"--topology " + name};
-    for (const auto& k : Topology::preset_names())
-        if (k == name) return;
-    std::string list;
-    for (const auto& k : Topology::preset_names()) list += (list.empty() ? "" : ", ") + k;
-    throw LocatedError(app.topology_where, "unknown topology '" + name + "' (known: " + list + ")");
+    const std::string text = os.str();
+    // A capture or another binary file given by mistake: say so instead of a YAML error that
+    // quotes its bytes.
+    static const std::string kCaptureMagics[] = {"\xd4\xc3\xb2\xa1", "\xa1\xb2\xc3\xd4", "\x4d\x3c\xb2\xa1",
+                                                 "\xa1\xb2\x3c\x4d", "\x0a\x0d\x0d\x0a"};
+    for (const std::string& m : kCaptureMagics)
+        if (text.compare(0, m.size(), m) == 0)
+            throw LocatedError(Location{path}, "is a capture, not an app config: replay it with `tilepipe run CONF --pcap " +
+                                                   path + "`");
+    for (const char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t')
+            throw LocatedError(Location{path}, "is not an app config: it holds binary data, not YAML text");
+    return parse_app_config(text, path);
 }
 
 }  // namespace tp

@@ -50,6 +50,13 @@ struct NodeConfig {
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
     int pattern = -1;                    // index into AppConfig::patterns for a farm/map worker stage
+    // One worker's own parameter text (`--set FARM.W/NODE.PARAM=VALUE`), bound by finalize()
+    // over `params` into `worker_params`.
+    std::map<uint32_t, std::map<std::string, std::pair<std::string, Location>>> worker_raw;
+    std::map<uint32_t, ParamValues> worker_params;
+
+    // The parameters worker `worker` of its farm or map runs with (`params` unless overridden).
+    const ParamValues& params_of(uint32_t worker) const;
 };
 
 // A parallel pattern over W workers running the stages pipeline[first, last):
@@ -113,18 +120,19 @@ AppConfig load_app_config(const std::string& path);
 // Same from text (tests); `file` names it in errors.
 AppConfig parse_app_config(const std::string& text, const std::string& file);
 
-// `--set NODE.PARAM=VALUE`: replaces or adds a parameter, then re-validates it.
-void apply_set(AppConfig& app, const std::string& assignment);
-// `--pcap FILE`: the app's source becomes a `pcap` source reading FILE (keeps its name).
-void replace_source_with_pcap(AppConfig& app, const std::string& file);
-// `--loop N`: replay count of every pcap source.
-void set_loop(AppConfig& app, uint64_t loops);
+// One setting as a config file would hold it, checked as the file checks it, every error at
+// `where` (the override that gave it). Keys: a top-level key (`transport`, `queue`, `topology`,
+// `placement`, `app`) or `pool.KEY` / `runtime.KEY`; a farm's or map's key; a node's parameter
+// or `transport`, `queue`, `tile`. Run check_app() once every setting is in.
+void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where);
+void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
+void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where);
+// The checks that span settings (pipeline shape, farms' combinations) and parameter binding:
+// after settings changed, since one override may undo what another left inconsistent.
+void check_app(AppConfig& app);
 // Checks between a stage's parameters (StageInfo::check_params) once every `--set` is
-// applied, since one may undo what another left inconsistent; plan_app calls it.
+// applied; plan_app calls it.
 void check_stage_params(const AppConfig& app);
-
-// `--topology NAME`.
-void set_topology(AppConfig& app, const std::string& name);
 
 // Binds raw parameter text to typed values (defaults filled, unknown keys rejected).
 void finalize(AppConfig& app);

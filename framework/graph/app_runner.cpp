@@ -78,9 +78,10 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     for (const GraphNode& g : plan.graph.nodes)
         for (size_t i : g.stages) {
             const NodeConfig& n = app.pipeline[i];
-            if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(n.params);
+            const ParamValues& p = n.pattern >= 0 ? n.params_of(g.worker) : n.params;
+            if (n.stage->memory_hint) o.memory_bytes += n.stage->memory_hint(p);
             if (n.stage->pci_devices)
-                for (auto& d : n.stage->pci_devices(n.params))
+                for (auto& d : n.stage->pci_devices(p))
                     if (std::find(o.pci_devices.begin(), o.pci_devices.end(), d) == o.pci_devices.end())
                         o.pci_devices.push_back(std::move(d));
         }
@@ -92,11 +93,13 @@ namespace {
 // opening the pipeline, RSS style) and its sink sends on TX queue w (DPDK queues are not
 // thread-safe), on a port with a queue per worker unless `queues` says more.
 ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node) {
-    if (nc.pattern < 0 || app.patterns[static_cast<size_t>(nc.pattern)].map) return nc.params;
+    // A worker's own overrides (`--set farm.W/stage.KEY=...`) over the stage's parameters.
+    const ParamValues& own = nc.pattern >= 0 ? nc.params_of(node.worker) : nc.params;
+    if (nc.pattern < 0 || app.patterns[static_cast<size_t>(nc.pattern)].map) return own;
     const char* key = nc.stage->kind == StageKind::Source ? "rx_queue" : nc.stage->kind == StageKind::Sink ? "tx_queue" : nullptr;
     const ParamSpec* queue = key != nullptr ? nc.stage->find_param(key) : nullptr;
-    if (queue == nullptr) return nc.params;
-    ParamValues p = nc.params;
+    if (queue == nullptr) return own;
+    ParamValues p = own;
     p.set(*queue, std::to_string(node.worker), nc.where);
     if (!p.given("queues") && nc.stage->find_param("queues") != nullptr)
         p.set(*nc.stage->find_param("queues"), std::to_string(app.patterns[static_cast<size_t>(nc.pattern)].workers),

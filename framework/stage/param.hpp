@@ -42,12 +42,14 @@ struct ParamSpec {
 
     bool bounded = false;      // narrowed by the declaration (then `tilepipe stages` shows it)
     bool max_declared = false; // the upper bound is the declaration's, not just the type's
+    bool reads_file = false;   // names a file the stage reads: relative to the config's folder
 
     ParamSpec& between(long double lo, long double hi) {
         min = lo, max = hi, bounded = max_declared = true;
         return *this;
     }
     ParamSpec& at_least(long double lo) { min = lo, bounded = true; return *this; }
+    ParamSpec& input_file() { reads_file = true; return *this; }
     // The accepted range as a user reads it: "1-65536", ">= 1"; empty when not narrowed.
     std::string range_text() const;
 };

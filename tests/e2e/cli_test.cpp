@@ -197,7 +197,7 @@ TEST(Cli, StagesListsEveryStageWithItsParameters) {
     for (const char* s : {"synth (source)", "pcap (source)", "parse (processor)", "pass (processor)",
                           "drop (sink)", "pcap_out (sink)"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s;
-    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n    loop +uint +default 1 "))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n    loop +uint 0-4294967295 +default 1 "))) << r.out;
     EXPECT_TRUE(std::regex_search(r.out, std::regex("\n    file +string +required ")));
 }
 

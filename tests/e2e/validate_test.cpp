@@ -107,7 +107,7 @@ std::vector<Case> cases() {
         {"AclRulesMissing", mid("  - stage: acl\n    rules: {dir}/none.rules\n"), "rules", "none.rules"},
         {"AclBadRule", mid("  - stage: acl\n    rules: {dir}/bad.rules\n"), "",
          "unknown protocol 'tcpp'", "{dir}/bad.rules:2", {{"bad.rules", "permit proto tcp\ndeny proto tcpp\n"}}},
-        {"AclUnknownDefault", mid("  - stage: acl\n    rules: conf/data/firewall.rules\n    default: maybe\n"), "default",
+        {"AclUnknownDefault", mid("  - stage: acl\n    rules: " + source_root() + "/conf/data/firewall.rules\n    default: maybe\n"), "default",
          "one of: permit, deny"},
         // lpm_route
         {"LpmRoutesMissing", mid("  - stage: lpm_route\n    routes: {dir}/none.routes\n"), "routes", "none.routes"},
@@ -118,7 +118,7 @@ std::vector<Case> cases() {
         {"LpmBadPort", mid("  - stage: lpm_route\n    routes: {dir}/port.routes\n"), "", "bad port '256'",
          "{dir}/port.routes:1", {{"port.routes", "10.0.0.0/8 256\n"}}},
         {"LpmDefaultPortOutOfRange",
-         mid("  - stage: lpm_route\n    routes: conf/data/routes.txt\n    default_port: 256\n"), "default_port",
+         mid("  - stage: lpm_route\n    routes: " + source_root() + "/conf/data/routes.txt\n    default_port: 256\n"), "default_port",
          "must be from -1 to 255"},
         // payload_match
         {"PayloadPatternsMissing", mid("  - stage: payload_match\n    patterns: {dir}/none.patterns\n"), "patterns",
@@ -139,9 +139,9 @@ std::vector<Case> cases() {
         {"PcapNotACapture", "  - stage: pcap\n    file: {dir}/text.pcap\n" + sink, "", "{dir}/text.pcap",
          "{dir}/text.pcap", {{"text.pcap", "these are words, not packets\n"}}},
         {"PcapTwoPaces",
-         "  - stage: pcap\n    file: ../shared/pcaps/pcpp__example.pcap\n    pps: 10\n    mbps: 5\n" + sink, "mbps",
+         "  - stage: pcap\n    file: " + pcaps_dir() + "/pcpp__example.pcap\n    pps: 10\n    mbps: 5\n" + sink, "mbps",
          "set at most one of pps, mbps, speed"},
-        {"PcapNegativePace", "  - stage: pcap\n    file: ../shared/pcaps/pcpp__example.pcap\n    pps: -10\n" + sink,
+        {"PcapNegativePace", "  - stage: pcap\n    file: " + pcaps_dir() + "/pcpp__example.pcap\n    pps: -10\n" + sink,
          "pps", "must be at least 0"},
         // pcap_out
         {"PcapOutSnaplenZero", src + "  - stage: pcap_out\n    file: {dir}/out.pcap\n    snaplen: 0\n", "snaplen",
@@ -256,7 +256,7 @@ TEST(ValidateAccepts, PerPortFoldersAndKeepWrittenAnyWay) {
     const std::string dir = tmp_path("accepts");
     fs::create_directories(dir);
     const std::string conf = dir + "/app.yaml";
-    std::ofstream(conf) << "pipeline:\n  - { stage: synth, count: 1 }\n  - stage: rewrite\n    rules: conf/data/nat.rules\n"
+    std::ofstream(conf) << "pipeline:\n  - { stage: synth, count: 1 }\n  - stage: rewrite\n    rules: " << source_root() << "/conf/data/nat.rules\n"
                            "    src_port: -01\n  - stage: pcap_out\n    file: " << dir << "/cap%p/out.pcap\n";
     const CommandResult v = tilepipe("validate '" + conf + "'");
     EXPECT_EQ(v.status, 0) << v.err;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "framework/config/app_config.hpp"
+#include "framework/config/overrides.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
 
@@ -118,7 +119,8 @@ TEST(AppConfig, SetOverridesAParameterAndIsCheckedLikeTheFile) {
         FAIL();
     } catch (const LocatedError& e) {
         EXPECT_EQ(std::string(e.what()),
-                  "--set nosuch.count=1: no node named 'nosuch' (nodes: synth, drop)");
+                  "--set nosuch.count=1: no node or farm named 'nosuch' (names: synth, drop; top-level settings "
+                  "take no name: --set queue=256, --set pool.mbufs=8191)");
     }
     EXPECT_THROW(apply_set(app, "synth.bogus=1"), LocatedError);
     EXPECT_THROW(apply_set(app, "synth=1"), LocatedError);
@@ -179,7 +181,7 @@ TEST(AppConfig, MapsTakeMulticastAndRejectFarmOnlyKeys) {
 TEST(AppConfig, PcapOverrideReplacesTheSourceAndKeepsItsName) {
     AppConfig app = parse_app_config("pipeline:\n  - stage: synth\n    name: src\n  - drop\n", "a.yaml");
     replace_source_with_pcap(app, "x.pcap");
-    set_loop(app, 3);
+    set_loop(app, "3");
     EXPECT_EQ(app.pipeline[0].name, "src");
     EXPECT_EQ(app.pipeline[0].stage->name, "pcap");
     EXPECT_EQ(app.pipeline[0].params.get_string("file"), "x.pcap");

@@ -1,0 +1,50 @@
+// Command-line overrides of an app config: `--set PATH=VALUE`, `--pcap FILE`, `--loop N` and
+// `--topology NAME`. Each reaches a setting a config file can hold, is checked as the file's
+// value would be, and an error names the override: `--set fw.workers=x: workers expects ...`.
+//
+// PATH names one setting; its last part is the key, the parts before it the place:
+//   KEY                  top level: app, transport, queue, topology, placement
+//   pool.KEY             pool.mbufs, pool.cache, pool.data_room
+//   runtime.KEY          runtime.threads, runtime.fuse
+//   FARM.KEY             a farm's or map's own: workers, dispatch, collect, emitter, multicast,
+//                        transport, queue
+//   NODE.KEY             a stage node: a parameter of its stage, or transport, queue, tile; in a
+//                        farm or map, for every worker
+//   FARM.NODE.KEY        the same, named through its farm (every worker)
+//   FARM.W/NODE.KEY      worker W's instance only (stage parameters): the name the report
+//                        prints for it (`fw.0/acl`, or `fw.0.acl` for a worker pipeline's tile;
+//                        '.' and '/' are the same separator)
+//
+// Two overrides of one setting are refused (`--loop 2 --set src.loop=3`, the same --set twice):
+// which one wins would be a guess.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/config/app_config.hpp"
+
+namespace tp {
+
+struct AppOverrides {
+    std::optional<std::string> pcap;      // --pcap FILE
+    std::optional<std::string> loop;     // --loop N, as written
+    std::optional<std::string> topology;  // --topology NAME
+    std::vector<std::string> sets;        // --set PATH=VALUE, in order
+};
+
+// Applies every override, then re-runs the checks that span settings (check_app).
+void apply_overrides(AppConfig& app, const AppOverrides& o);
+
+// One `--set PATH=VALUE` (and check_app); tests and programs that build on a config.
+void apply_set(AppConfig& app, const std::string& assignment);
+// `--pcap FILE`: the app's source becomes a `pcap` source reading FILE; it keeps its name and
+// the settings a pcap source also has (loop, pps, mbps, speed, transport, queue, tile).
+void replace_source_with_pcap(AppConfig& app, const std::string& file);
+// `--loop N`: replay count of every source that replays.
+void set_loop(AppConfig& app, const std::string& loops);
+// `--topology NAME`.
+void set_topology(AppConfig& app, const std::string& name);
+
+}  // namespace tp
