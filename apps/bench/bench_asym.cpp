@@ -25,7 +25,7 @@ namespace tp::bench {
 namespace {
 
 const char* kHelp =
-    "usage: bench asym [options]\n"
+    "usage: tilepipe bench asym [options]\n"
     "Receive one-way latency of an asymmetric channel with one active sender and N-1 idle ones.\n"
     "  --iters N          round trips per measurement (default 100000)\n"
     "  --senders LIST     sender counts (default 1,2,4,8,16)\n"
@@ -90,9 +90,9 @@ int run_asym(int argc, char** argv) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    const Common c = parse_common(args, transport_names());
-    const uint64_t iters = std::max<uint64_t>(1, args.num("iters", 100000));
-    const auto capacity = static_cast<uint32_t>(args.num("capacity", 64));
+    Common c = parse_common(args, transport_names());
+    const uint64_t iters = at_least(args, "iters", 100000, 1);
+    const auto capacity = static_cast<uint32_t>(std::min<uint64_t>(at_least(args, "capacity", 64, 1), 1u << 20));
     std::vector<uint32_t> counts;
     for (const auto& s : args.list("senders", {"1", "2", "4", "8", "16"})) {
         const int v = std::stoi(s);
@@ -108,7 +108,8 @@ int run_asym(int argc, char** argv) {
     std::vector<std::vector<double>> ns(cases.size());
     std::vector<uint32_t> credits(cases.size(), 0);  // K of the network's own interface (udn rows)
     uint64_t errors = 0;
-    interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
+    const unsigned reps = c.reps;
+    c.reps = interleave(reps, cases.size(), [&](size_t k, unsigned) {
         Result r;
         if (is_noc_transport(cases[k].transport)) {
             const NocAsymResult m =
@@ -122,6 +123,8 @@ int run_asym(int argc, char** argv) {
         ns[k].push_back(r.one_way_ns);
         errors += r.errors;
     });
+    if (c.reps == 0) return finish("asym", 0, reps);
+    keep_reps(ns, c.reps);
     // Least-squares slope of the median latency against N, per transport: the cost of an idle sender.
     std::map<std::string, double> slope;
     for (const auto& t : c.transports) {
@@ -165,7 +168,7 @@ int run_asym(int argc, char** argv) {
         std::fprintf(stderr, "bench asym: %llu replies did not match their ping\n", static_cast<unsigned long long>(errors));
         return 1;
     }
-    return 0;
+    return finish("asym", c.reps, reps);
 }
 
 }  // namespace tp::bench

@@ -11,7 +11,7 @@ namespace tp::bench {
 
 namespace {
 const char* kUsage =
-    "usage: bench NAME [options]   (NAME --help for its options)\n"
+    "usage: tilepipe bench NAME [options]   (NAME --help for its options)\n"
     "  pingpong  one-way latency of a one-word ping-pong between two pinned threads, per\n"
     "            transport, with a `raw` row (one atomic per direction): the physical floor\n"
     "  stream    messages per second streaming items, single and in bursts of 8 and 32, per\n"

@@ -56,7 +56,7 @@ namespace tp::bench {
 namespace {
 
 const char* kHelp =
-    "usage: bench mapvec [options]\n"
+    "usage: tilepipe bench mapvec [options]\n"
     "The paper's map: a stream of M x M matrices times one vector b, split by rows over W workers;\n"
     "the emitter multicasts each task (linear or tree), a collector completes it when all W\n"
     "partials arrived. Reports T_S (service time), B_W and scalability T_S(1)/T_S(W).\n"
@@ -417,7 +417,7 @@ int run_mapvec(int argc, char** argv) {
         std::printf("%s", kHelp);
         return 0;
     }
-    const unsigned reps = static_cast<unsigned>(std::max<uint64_t>(1, args.num("reps", 5)));
+    const unsigned requested = static_cast<unsigned>(std::min<uint64_t>(at_least(args, "reps", 5, 1), 1000000));
     const std::string json = args.str("json", "");
     Options o;
     o.tasks = args.num("tasks", o.tasks);
@@ -438,7 +438,9 @@ int run_mapvec(int argc, char** argv) {
     if (args.has("park-us")) o.park_us = static_cast<int64_t>(std::min<uint64_t>(args.num("park-us", 0), 1000000));
     if (args.has("yield")) o.yield = static_cast<int64_t>(std::min<uint64_t>(args.num("yield", 0), UINT32_MAX));
     if (args.has("cpus")) {
-        for (uint32_t c : parse_counts(args, "cpus", {}, 0, 4095)) o.cpus.push_back(static_cast<int>(c));
+        const std::vector<int> allowed = allowed_cpus();
+        for (const auto& c : args.list("cpus", {})) o.cpus.push_back(allowed_cpu(c, args.label("cpus"), allowed));
+        if (o.cpus.empty()) throw std::invalid_argument(args.label("cpus") + " needs at least one CPU");
     } else {
         o.cpus = allowed_cpus();
     }
@@ -475,7 +477,7 @@ int run_mapvec(int argc, char** argv) {
     std::vector<std::vector<double>> ts(cases.size());
     uint64_t mismatches = 0;
     std::string first_mismatch;
-    interleave(reps, cases.size(), [&](size_t k, unsigned) {
+    const unsigned reps = interleave(requested, cases.size(), [&](size_t k, unsigned) {
         const Case& c = cases[k];
         const Measurement r = c.dtype == "int" ? measure<int32_t>(c.variant, c.m, c.workers, o)
                                                : measure<float>(c.variant, c.m, c.workers, o);
@@ -487,6 +489,8 @@ int run_mapvec(int argc, char** argv) {
         if (mismatches != 0)
             throw std::runtime_error("result vector differs from the sequential product (" + first_mismatch + ")");
     });
+    if (reps == 0) return finish("mapvec", 0, requested);
+    keep_reps(ts, reps);
 
     // The case of `variant` with c's M and dtype and `workers` workers, or -1.
     auto find = [&](const std::string& variant, const Case& c, uint32_t workers) -> ptrdiff_t {
@@ -557,7 +561,7 @@ int run_mapvec(int argc, char** argv) {
                  {"scalability", "/scalability", 2},
                  {"vs_sm_tree", "/vs_sm_tree", 2}});
     write_json(json, "mapvec", rows);
-    return 0;
+    return finish("mapvec", reps, requested);
 }
 
 }  // namespace tp::bench

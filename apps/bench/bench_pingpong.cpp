@@ -30,7 +30,7 @@ namespace tp::bench {
 namespace {
 
 const char* kHelp =
-    "usage: bench pingpong [options]\n"
+    "usage: tilepipe bench pingpong [options]\n"
     "One-way latency of a one-word ping-pong between two pinned threads, per transport, with a\n"
     "`raw` row (one atomic per direction, each on its own cache line). With `udn` comes\n"
     "`udn_logical`: the same over 8 logical channels sharing one queue each way.\n"
@@ -170,8 +170,8 @@ int run_pingpong(int argc, char** argv) {
         c.cpu_b = hp.cpu_b;
         placement = hp.note;
     }
-    const uint64_t iters = std::max<uint64_t>(1, args.num("iters", 200000));
-    const auto capacity = static_cast<uint32_t>(args.num("capacity", 1));
+    const uint64_t iters = at_least(args, "iters", 200000, 1);
+    const auto capacity = static_cast<uint32_t>(std::min<uint64_t>(at_least(args, "capacity", 1, 1), 1u << 20));
     start_eal_if_needed(c.transports);
 
     std::vector<std::string> cases{"raw"};
@@ -179,11 +179,14 @@ int run_pingpong(int argc, char** argv) {
     cases.insert(cases.end(), c.transports.begin(), c.transports.end());
     if (std::find(cases.begin(), cases.end(), "udn") != cases.end()) cases.push_back("udn_logical");
     std::vector<std::vector<OneWay>> runs(cases.size());
-    interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
+    const unsigned reps = c.reps;
+    c.reps = interleave(reps, cases.size(), [&](size_t k, unsigned) {
         if (cases[k] == "raw") runs[k].push_back(measure_raw(c, iters));
         else if (cases[k] == "raw_k") runs[k].push_back(measure_raw_k(c, iters, capacity));
         else runs[k].push_back(measure_transport(c, cases[k], iters, capacity));
     });
+    if (c.reps == 0) return finish("pingpong", 0, reps);
+    keep_reps(runs, c.reps);
 
     const double tpn = ticks_per_ns();
     std::vector<nlohmann::json> rows;
@@ -232,7 +235,7 @@ int run_pingpong(int argc, char** argv) {
                      static_cast<unsigned long long>(errors));
         return 1;
     }
-    return 0;
+    return finish("pingpong", c.reps, reps);
 }
 
 }  // namespace tp::bench

@@ -22,7 +22,7 @@ namespace tp::bench {
 namespace {
 
 const char* kHelp =
-    "usage: bench stream [options]\n"
+    "usage: tilepipe bench stream [options]\n"
     "Messages per second streaming items between two pinned threads, single and in bursts, per\n"
     "transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue. With `udn`\n"
     "comes `udn_logical`: item i on logical channel i mod 8, all 8 sharing one queue each way.\n"
@@ -122,15 +122,20 @@ int run_stream(int argc, char** argv) {
         std::printf("%s%s", kHelp, kCommonHelp);
         return 0;
     }
-    const Common c = parse_common(args, transport_names());
-    const uint64_t items = std::max<uint64_t>(1, args.num("items", 50000000));
-    const auto capacity = static_cast<uint32_t>(args.num("capacity", 1024));
+    Common c = parse_common(args, transport_names());
+    const uint64_t items = at_least(args, "items", 50000000, 1);
+    const auto capacity = static_cast<uint32_t>(std::min<uint64_t>(at_least(args, "capacity", 1024, 1), 1u << 20));
     const std::string elem = args.str("elem", "word");
     if (elem != "word" && elem != "desc") throw std::invalid_argument("--elem is word or desc, got '" + elem + "'");
     std::vector<uint32_t> bursts;
     for (const auto& b : args.list("bursts", {"1", "8", "32"})) {
-        const int v = std::stoi(b);
-        if (v < 1 || v > 32) throw std::invalid_argument("--bursts: each burst is 1..32, got " + b);
+        int v = 0;
+        try {
+            v = std::stoi(b);
+        } catch (const std::exception&) {
+            v = 0;
+        }
+        if (v < 1 || v > 32 || std::to_string(v) != b) throw std::invalid_argument("--bursts: each burst is 1..32, got " + b);
         bursts.push_back(static_cast<uint32_t>(v));
     }
     std::vector<std::string> queues = c.transports;
@@ -148,7 +153,8 @@ int run_stream(int argc, char** argv) {
         for (const auto& q : queues) cases.push_back({q, b});
     std::vector<std::vector<double>> mmsgs(cases.size());
     uint64_t errors = 0;
-    interleave(c.reps, cases.size(), [&](size_t k, unsigned) {
+    const unsigned reps = c.reps;
+    c.reps = interleave(reps, cases.size(), [&](size_t k, unsigned) {
         auto run = [&]<typename T>() {
             visit_queue<T>(cases[k].queue, [&]<typename Q>(std::type_identity<Q>) {
                 const Result r = measure<T, Q>(c, items, cases[k].burst, capacity);
@@ -159,6 +165,8 @@ int run_stream(int argc, char** argv) {
         if (elem == "word") run.template operator()<uint64_t>();
         else run.template operator()<PacketDesc>();
     });
+    if (c.reps == 0) return finish("stream", 0, reps);
+    keep_reps(mmsgs, c.reps);
 
     std::vector<nlohmann::json> rows;
     for (size_t k = 0; k < cases.size(); ++k) {
@@ -195,7 +203,7 @@ int run_stream(int argc, char** argv) {
         std::fprintf(stderr, "bench stream: %llu items arrived out of order\n", static_cast<unsigned long long>(errors));
         return 1;
     }
-    return 0;
+    return finish("stream", c.reps, reps);
 }
 
 }  // namespace tp::bench

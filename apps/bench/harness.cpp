@@ -3,6 +3,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "framework/config/yaml_location.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp::bench {
 
@@ -121,6 +123,8 @@ std::string Args::str(const std::string& name, const std::string& fallback) cons
 uint64_t Args::num(const std::string& name, uint64_t fallback) const {
     auto it = values_.find(name);
     if (it == values_.end()) return fallback;
+    if (!it->second.empty() && !std::isdigit(static_cast<unsigned char>(it->second[0])))
+        throw std::invalid_argument(label(name) + " needs a number (0 or more), got '" + it->second + "'");
     size_t used = 0;
     uint64_t v = 0;
     try {
@@ -143,9 +147,26 @@ std::vector<std::string> Args::list(const std::string& name, const std::vector<s
     return out;
 }
 
+int allowed_cpu(const std::string& text, const std::string& option, const std::vector<int>& allowed) {
+    std::string list;
+    for (int a : allowed) list += (list.empty() ? "" : ",") + std::to_string(a);
+    size_t used = 0;
+    int cpu = -1;
+    try {
+        cpu = std::stoi(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || cpu < 0)
+        throw std::invalid_argument(option + ": '" + text + "' is not a CPU number (allowed: " + list + ")");
+    if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end())
+        throw std::invalid_argument(option + ": CPU " + text + " is not one this process may run on (allowed: " + list + ")");
+    return cpu;
+}
+
 Common parse_common(const Args& args, const std::vector<std::string>& all_transports) {
     Common c;
-    c.reps = static_cast<unsigned>(std::max<uint64_t>(1, args.num("reps", 5)));
+    c.reps = static_cast<unsigned>(std::min<uint64_t>(at_least(args, "reps", 5, 1), 1000000));
     c.json = args.str("json", "");
     const std::vector<int> allowed = allowed_cpus();
     c.cpu_a = allowed[0];
@@ -153,8 +174,8 @@ Common parse_common(const Args& args, const std::vector<std::string>& all_transp
     if (args.has("cpus")) {
         const auto cpus = args.list("cpus", {});
         if (cpus.size() != 2) throw std::invalid_argument("--cpus needs two CPUs: A,B");
-        c.cpu_a = std::stoi(cpus[0]);
-        c.cpu_b = std::stoi(cpus[1]);
+        c.cpu_a = allowed_cpu(cpus[0], "--cpus", allowed);
+        c.cpu_b = allowed_cpu(cpus[1], "--cpus", allowed);
     }
     c.transports = args.list("transports", all_transports);
     for (const auto& t : c.transports)
@@ -193,14 +214,60 @@ Summary summarize(std::vector<double> v) {
     return s;
 }
 
-void interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure) {
+namespace {
+std::string duration_text(double s) {
+    char buf[32];
+    if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", s);
+    else if (s < 5400) std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+    else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+    return buf;
+}
+constexpr double kSayAfterSeconds = 3.0;  // a shorter run just runs
+}  // namespace
+
+unsigned interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure) {
+    using clock = std::chrono::steady_clock;
+    install_stop_signal_handlers();
+    const auto start = clock::now();
+    const double total = double(reps) * double(cases);
     for (unsigned r = 0; r < reps; ++r) {
         for (size_t c = 0; c < cases; ++c) {
+            if (stop_requested()) {
+                std::fputc('\n', stderr);
+                return r;
+            }
             measure(c, r);
             std::fputc('.', stderr);
+            const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+            // Cases differ (sizes, worker counts): the first estimate is rough, the one after a
+            // whole repetition holds every case once.
+            const bool first = r == 0 && c == 0, first_rep = c + 1 == cases && r == 0 && reps > 1;
+            if ((first && cases > 1) || first_rep) {
+                const double left = elapsed / (first ? 1.0 : double(cases)) * total - elapsed;
+                if (left > kSayAfterSeconds)
+                    std::fprintf(stderr, "\nbench: %zu case(s) x %u rep(s); about %s %s (Ctrl-C stops early and reports what was measured)\n",
+                                 cases, reps, duration_text(left).c_str(), first ? "to go, from the first measurement" : "more");
+            }
         }
         std::fputc(r + 1 == reps ? '\n' : ' ', stderr);
     }
+    return reps;
+}
+
+int finish(const std::string& bench, unsigned done, unsigned reps) {
+    if (done >= reps) return 0;
+    if (done == 0)
+        std::fprintf(stderr, "bench %s: interrupted before every case was measured once: nothing to report\n", bench.c_str());
+    else
+        std::fprintf(stderr, "bench %s: interrupted: the figures are from %u of %u repetitions\n", bench.c_str(), done, reps);
+    return kExitInterrupted;
+}
+
+uint64_t at_least(const Args& args, const std::string& name, uint64_t fallback, uint64_t min) {
+    const uint64_t v = args.num(name, fallback);
+    if (v < min)
+        throw std::invalid_argument(args.label(name) + " must be at least " + std::to_string(min) + ", got " + std::to_string(v));
+    return v;
 }
 
 namespace {

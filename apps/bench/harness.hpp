@@ -49,6 +49,8 @@ inline const char* kCommonHelp =
     "  --json OUT         also write {\"bench\": NAME, \"rows\": [...]} to OUT\n"
     "  --help             this text\n";
 Common parse_common(const Args& args, const std::vector<std::string>& all_transports);
+// `text` as a CPU this process may run on; std::invalid_argument naming `option` otherwise.
+int allowed_cpu(const std::string& text, const std::string& option, const std::vector<int>& allowed);
 
 // Starts DPDK EAL when `dpdk` or `udn_eventdev` is among the transports measured.
 void start_eal_if_needed(const std::vector<std::string>& transports);
@@ -61,9 +63,32 @@ struct Summary {
 };
 Summary summarize(std::vector<double> values);
 
+// Exit status of a bench stopped by Ctrl-C (SIGINT) or SIGTERM, after it reported what it had
+// measured (128 + SIGINT, as a shell reports a command ended by it).
+inline constexpr int kExitInterrupted = 130;
+
 // Runs `measure(case, rep)` for rep 0..reps-1 of every case, interleaved: all cases of
-// rep 0, then all of rep 1, ...; prints a dot per measurement on stderr.
-void interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure);
+// rep 0, then all of rep 1, ...; prints a dot per measurement on stderr. Says on stderr how
+// long the whole run will take once the first measurement shows it is more than a few seconds
+// (and again once the first repetition gives a better estimate). Ctrl-C lets the measurement
+// in progress finish and starts no other. Returns the repetitions every case completed: `reps`,
+// or fewer when interrupted (a second Ctrl-C ends the process at once, status 130).
+unsigned interleave(unsigned reps, size_t cases, const std::function<void(size_t, unsigned)>& measure);
+
+// Drops the measurements of a repetition not every case completed.
+template <typename T>
+void keep_reps(std::vector<std::vector<T>>& per_case, unsigned done) {
+    for (auto& v : per_case)
+        if (v.size() > done) v.resize(done);
+}
+
+// The exit status once a bench has printed its report: 0, or kExitInterrupted (saying on
+// stderr how many of the repetitions the figures hold) when `done` < `reps`; with done == 0
+// there is nothing to report, and it says so.
+int finish(const std::string& bench, unsigned done, unsigned reps);
+
+// A count option that must be at least `min` (`--iters 0` is a mistake, not 1).
+uint64_t at_least(const Args& args, const std::string& name, uint64_t fallback, uint64_t min);
 
 // A column: header, JSON pointer into a row ("/one_way_ns/avg"), decimals.
 struct Column {

@@ -45,8 +45,21 @@ bool is_command(const std::string& word) {
 int main(int argc, char** argv) {
     const int cmd = command_index(argc, argv);
 #ifdef TILEPIPE_HAVE_BENCH
-    // Benchmarks parse their own flags (`tilepipe bench NAME --help`).
-    if (cmd == 1 && std::strcmp(argv[1], "bench") == 0) return tp::bench::main(argc - 1, argv + 1);
+    // Benchmarks parse their own flags (`tilepipe bench NAME --help`); a --log-level before
+    // `bench` still applies.
+    if (cmd > 0 && std::strcmp(argv[cmd], "bench") == 0) {
+        for (int i = 1; i + 1 < cmd; ++i)
+            if (std::strcmp(argv[i], "--log-level") == 0) {
+                const std::string level = argv[i + 1];
+                if (spdlog::level::from_str(level) == spdlog::level::off && level != "off") {
+                    std::fprintf(stderr, "tilepipe: --log-level: '%s' is not one of trace, debug, info, warn, error, off\n",
+                                 level.c_str());
+                    return tp::cli::kExitUsage;
+                }
+                spdlog::set_level(spdlog::level::from_str(level));
+            }
+        return tp::bench::main(argc - cmd, argv + cmd);
+    }
 #endif
     if (cmd > 0 && !is_command(argv[cmd])) {
         std::fprintf(stderr, "tilepipe: unknown command '%s' (commands: %s; tilepipe --help for usage)\n", argv[cmd],
@@ -74,18 +87,8 @@ int main(int argc, char** argv) {
     tp::cli::add_stages(app, action);
     tp::cli::add_topo(app, action);
 #ifdef TILEPIPE_HAVE_BENCH
-    // Listed in --help; `tilepipe [--log-level L] bench NAME ...` hands the rest to the bench.
-    std::vector<std::string> bench_args;
-    CLI::App* bench = app.add_subcommand("bench", "channel, network and map benchmarks (tilepipe bench --help)");
-    bench->prefix_command();
-    bench->callback([&] {
-        action = [&] {
-            bench_args = app.remaining();
-            std::vector<char*> av{argv[0]};
-            for (auto& a : bench_args) av.push_back(a.data());
-            return tp::bench::main(static_cast<int>(av.size()), av.data());
-        };
-    });
+    // Listed in --help only: main() hands `bench` to the benches before parsing.
+    app.add_subcommand("bench", "channel, network and map benchmarks (tilepipe bench --help)");
 #endif
 
     try {

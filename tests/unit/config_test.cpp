@@ -254,5 +254,173 @@ TEST(AppConfig, ChecksBetweenParametersRunOnceEverySetIsApplied) {
     EXPECT_NO_THROW(check_stage_params(app));
 }
 
+// --- Command-line overrides: every setting a file holds, with the file's checks ---
+
+std::string override_error(AppConfig app, const AppOverrides& o) {
+    try {
+        apply_overrides(app, o);
+    } catch (const LocatedError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+const char* kFarmApp =
+    "pipeline:\n  - stage: synth\n    name: src\n  - farm:\n      name: fw\n      workers: 4\n"
+    "      dispatch: flow_hash\n      worker:\n        - stage: sample\n        - stage: pass\n  - drop\n";
+
+TEST(Overrides, SetReachesTopLevelPoolAndRuntimeSettings) {
+    AppConfig app = parse_app_config(kFarmApp, "a.yaml");
+    AppOverrides o;
+    o.sets = {"transport=sm", "queue=256", "topology=tilepro64", "placement=linear", "pool.mbufs=8191",
+              "pool.data_room=4096", "runtime.threads=per_tile", "runtime.fuse=never", "app=renamed"};
+    apply_overrides(app, o);
+    EXPECT_EQ(app.transport, "sm");
+    EXPECT_EQ(app.queue, 256u);
+    EXPECT_EQ(app.topology, "tilepro64");
+    EXPECT_EQ(app.placement, "linear");
+    EXPECT_EQ(app.pool.mbufs, 8191u);
+    EXPECT_EQ(app.pool.data_room, 4096u);
+    EXPECT_EQ(app.threads, "per_tile");
+    EXPECT_EQ(app.fuse, "never");
+    EXPECT_EQ(app.name, "renamed");
+    const AppConfig base = parse_app_config(kFarmApp, "a.yaml");
+    EXPECT_EQ(override_error(base, {.sets = {"queue=1000"}}), "--set queue=1000: queue must be a power of two, got 1000");
+    EXPECT_EQ(override_error(base, {.sets = {"pool.mbufs=lots"}}),
+              "--set pool.mbufs=lots: parameter 'pool.mbufs' expects an unsigned integer, got 'lots'");
+    EXPECT_EQ(override_error(base, {.sets = {"runtime.threads=many"}}),
+              "--set runtime.threads=many: runtime.threads must be auto or per_tile, got 'many'");
+    EXPECT_EQ(override_error(base, {.sets = {"transport=pigeon"}}).rfind("--set transport=pigeon: unknown transport 'pigeon'", 0), 0u);
+    EXPECT_EQ(override_error(base, {.sets = {"pool.size=1"}}),
+              "--set pool.size=1: unknown key 'pool.size' (known: mbufs, cache, data_room)");
+}
+
+TEST(Overrides, SetReachesFarmSettingsWithTheFilesChecksAndNamesTheOverride) {
+    AppConfig app = parse_app_config(kFarmApp, "a.yaml");
+    apply_overrides(app, {.sets = {"fw.workers=3", "fw.dispatch=on_demand", "fw.collect=ordered", "fw.transport=sm", "fw.queue=64"}});
+    const PatternConfig& f = app.patterns[0];
+    EXPECT_EQ(f.workers, 3u);
+    EXPECT_EQ(f.dispatch, "on_demand");
+    EXPECT_EQ(f.collect, "ordered");
+    EXPECT_EQ(f.transport, "sm");
+    EXPECT_EQ(f.queue, 64u);
+    const AppConfig base = parse_app_config(kFarmApp, "a.yaml");
+    EXPECT_EQ(override_error(base, {.sets = {"fw.workers=x"}}),
+              "--set fw.workers=x: parameter 'workers' expects an unsigned integer, got 'x'");
+    EXPECT_EQ(override_error(base, {.sets = {"fw.workers=0"}}), "--set fw.workers=0: workers must be between 1 and 1024, got 0");
+    EXPECT_EQ(override_error(base, {.sets = {"fw.multicast=tree"}}).rfind("--set fw.multicast=tree: unknown farm key 'multicast'", 0), 0u);
+    // Checks that span settings run on the result: an ordered farm needs its emitter.
+    EXPECT_EQ(override_error(base, {.sets = {"fw.collect=ordered", "fw.emitter=false"}}),
+              "a.yaml:5:7: collect: ordered needs the emitter (it numbers the packets the collector restores)");
+    EXPECT_EQ(override_error(base, {.sets = {"fw.worker=pass"}}), "--set fw.worker=pass: a farm's worker cannot be overridden: edit the file");
+}
+
+TEST(Overrides, SetReachesANodesTransportQueueAndTile) {
+    AppConfig app = parse_app_config(kFarmApp, "a.yaml");
+    apply_overrides(app, {.sets = {"drop.transport=lock", "drop.queue=128", "src.tile=[1, 2]"}});
+    EXPECT_EQ(app.pipeline.back().transport, "lock");
+    EXPECT_EQ(app.pipeline.back().queue, 128u);
+    ASSERT_TRUE(app.pipeline[0].tile.has_value());
+    EXPECT_EQ(app.pipeline[0].tile->x, 1);
+    EXPECT_EQ(app.pipeline[0].tile->y, 2);
+    const AppConfig base = parse_app_config(kFarmApp, "a.yaml");
+    EXPECT_EQ(override_error(base, {.sets = {"src.tile=3"}}), "--set src.tile=3: tile must be a pair [x, y]");
+    EXPECT_EQ(override_error(base, {.sets = {"drop.queue=3"}}), "--set drop.queue=3: queue must be a power of two, got 3");
+    EXPECT_EQ(override_error(base, {.sets = {"src.name=x"}}), "--set src.name=x: a node's name cannot be overridden: edit the file");
+}
+
+// A farm worker's stage: by its name or through its farm for every worker, by the name the
+// report prints (fw.0/sample, or fw.0.sample) for one worker only.
+TEST(Overrides, AWorkersStageIsAddressedForAllWorkersOrForOne) {
+    AppConfig app = parse_app_config(kFarmApp, "a.yaml");
+    apply_overrides(app, {.sets = {"fw.sample.every=8", "fw.1/sample.every=2", "fw.3.sample.seed=7"}});
+    const NodeConfig& sample = *app.find_node("sample");
+    EXPECT_EQ(sample.params_of(0).get_uint("every"), 8u);
+    EXPECT_EQ(sample.params_of(1).get_uint("every"), 2u);
+    EXPECT_EQ(sample.params_of(2).get_uint("every"), 8u);
+    EXPECT_EQ(sample.params_of(3).get_uint("every"), 8u);
+    EXPECT_EQ(sample.params_of(3).get_uint("seed"), 7u);
+    EXPECT_EQ(sample.params_of(1).where("every").str(), "--set fw.1/sample.every=2");
+    AppConfig plain = parse_app_config(kFarmApp, "a.yaml");
+    apply_overrides(plain, {.sets = {"sample.every=5"}});
+    EXPECT_EQ(plain.find_node("sample")->params_of(2).get_uint("every"), 5u);
+    const AppConfig base = parse_app_config(kFarmApp, "a.yaml");
+    EXPECT_EQ(override_error(base, {.sets = {"fw.1/sample.every=0"}}),
+              "--set fw.1/sample.every=0: parameter 'every' must be at least 1, got '0'");
+    // The worker must exist once every override is in (workers may be overridden too).
+    EXPECT_EQ(override_error(base, {.sets = {"fw.3/sample.every=2", "fw.workers=2"}}),
+              "--set fw.3/sample.every=2: farm 'fw' has 2 worker(s), numbered from 0");
+    EXPECT_NO_THROW(apply_overrides(app, {.sets = {"fw.workers=8", "fw.7/sample.every=3"}}));
+    EXPECT_NE(override_error(base, {.sets = {"fw.0/sample.transport=sm"}})
+                  .find("one worker's instance takes only parameters of its stage 'sample'"),
+              std::string::npos);
+    EXPECT_EQ(override_error(base, {.sets = {"fw.parse.every=2"}}),
+              "--set fw.parse.every=2: the workers of 'fw' run no stage named 'parse' (they run: sample, pass)");
+}
+
+TEST(Overrides, TwoOverridesOfOneSettingAreRefused) {
+    const char* replay = "pipeline:\n  - stage: pcap\n    name: src\n    file: x.pcap\n  - drop\n";
+    const AppConfig app = parse_app_config(replay, "a.yaml");
+    EXPECT_EQ(override_error(app, {.loop = "2", .sets = {"src.loop=3"}}),
+              "--set src.loop=3: sets what --loop 2 already set; give each setting once");
+    EXPECT_EQ(override_error(app, {.sets = {"src.loop=3", "src.loop=4"}}),
+              "--set src.loop=4: sets what --set src.loop=3 already set; give each setting once");
+    EXPECT_EQ(override_error(app, {.pcap = "y.pcap", .sets = {"src.file=z.pcap"}}),
+              "--set src.file=z.pcap: sets what --pcap y.pcap already set; give each setting once");
+    EXPECT_EQ(override_error(app, {.topology = "tilepro64", .sets = {"topology=host"}}),
+              "--set topology=host: sets what --topology tilepro64 already set; give each setting once");
+    const AppConfig farm = parse_app_config(kFarmApp, "a.yaml");
+    EXPECT_EQ(override_error(farm, {.sets = {"sample.every=2", "fw.sample.every=3"}}),
+              "--set fw.sample.every=3: sets what --set sample.every=2 already set; give each setting once");
+    // One worker's value refines every worker's: not a second override of one setting.
+    EXPECT_EQ(override_error(farm, {.sets = {"sample.every=2", "fw.0/sample.every=3"}}), "no error");
+}
+
+TEST(Overrides, LoopRefusesNegativeAndOutOfRangeCounts) {
+    const AppConfig app = parse_app_config("pipeline:\n  - stage: pcap\n    file: x.pcap\n  - drop\n", "a.yaml");
+    EXPECT_EQ(override_error(app, {.loop = "-1"}), "--loop -1: parameter 'loop' expects an unsigned integer, got '-1'");
+    EXPECT_EQ(override_error(app, {.loop = "4294967296"}),
+              "--loop 4294967296: parameter 'loop' must be from 0 to 4294967295, got '4294967296'");
+    EXPECT_EQ(override_error(app, {.loop = "3"}), "no error");
+}
+
+// --pcap keeps what a pcap source also has: a paced replay stays paced.
+TEST(Overrides, PcapKeepsTheReplacedSourcesLoopAndPacing) {
+    AppConfig app = parse_app_config(
+        "pipeline:\n  - stage: pcap\n    name: src\n    file: a.pcap\n    loop: 2\n    pps: 1000\n    transport: sm\n  - drop\n",
+        "a.yaml");
+    apply_overrides(app, {.pcap = "b.pcap"});
+    const NodeConfig& src = app.pipeline[0];
+    EXPECT_EQ(src.params.get_string("file"), "b.pcap");
+    EXPECT_EQ(src.params.get_uint("loop"), 2u);
+    EXPECT_EQ(src.params.get_double("pps"), 1000.0);
+    EXPECT_EQ(src.transport, "sm");
+    // A source of another stage keeps only what a pcap source also takes.
+    AppConfig synth = parse_app_config("pipeline:\n  - stage: synth\n    count: 5\n  - drop\n", "a.yaml");
+    apply_overrides(synth, {.pcap = "b.pcap", .loop = "4"});
+    EXPECT_EQ(synth.pipeline[0].params.get_uint("loop"), 4u);
+}
+
+// Files a config reads are found beside it; files it writes and paths from the command line
+// are the working directory's.
+TEST(AppConfig, FilesAConfigReadsAreRelativeToItsFolder) {
+    AppConfig app = parse_app_config(
+        "pipeline:\n  - stage: pcap\n    file: ../caps/x.pcap\n  - stage: lpm_route\n    routes: data/r.txt\n"
+        "  - stage: pcap_out\n    file: out.pcap\n",
+        "conf/sub/app.yaml");
+    EXPECT_EQ(app.pipeline[0].params.get_string("file"), "conf/caps/x.pcap");
+    EXPECT_EQ(app.pipeline[1].params.get_string("routes"), "conf/sub/data/r.txt");
+    EXPECT_EQ(app.pipeline[2].params.get_string("file"), "out.pcap");
+    apply_set(app, "lpm_route.routes=mine.txt");
+    EXPECT_EQ(app.pipeline[1].params.get_string("routes"), "mine.txt");
+    const AppConfig abs = parse_app_config("pipeline:\n  - stage: pcap\n    file: /caps/x.pcap\n  - drop\n", "conf/app.yaml");
+    EXPECT_EQ(abs.pipeline[0].params.get_string("file"), "/caps/x.pcap");
+}
+
+TEST(AppConfig, NodeNamesThatWouldHideTopLevelSettingsAreRefused) {
+    EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n    name: pool\n  - drop\n"),
+              "app.yaml:3:11: node name 'pool' is taken by the app's pool settings");
+}
+
 }  // namespace
 }  // namespace tp
