@@ -217,7 +217,7 @@ void FlowTable::open(StageEnv& env) {
     if (!path.empty()) {
         try {
             export_ = SharedOutputFile::open(
-                path, json_ ? "json" : "csv",
+                path, env.outputs, json_ ? "json" : "csv",
                 json_ ? "" : "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags\n");
         } catch (const SharedOutputFile::FormatConflict& e) {
             params_.fail("format", std::string(e.what()) + " (another flow_table exports it)");

@@ -211,7 +211,7 @@ PayloadMatch::PayloadMatch(const ParamValues& p)
 
 PayloadMatch::~PayloadMatch() = default;
 
-void PayloadMatch::open(StageEnv&) {
+void PayloadMatch::open(StageEnv& env) {
     patterns_ = load_patterns(params_.get_string("patterns"), params_.where("patterns"));
     automaton_ = build_automaton(params_, patterns_);
     pattern_packets_.assign(patterns_.size(), 0);
@@ -220,7 +220,7 @@ void PayloadMatch::open(StageEnv&) {
     const std::string& alerts = params_.get_string("alerts");
     if (!alerts.empty()) {
         try {
-            alerts_ = SharedOutputFile::open(alerts, "json");
+            alerts_ = SharedOutputFile::open(alerts, env.outputs, "json");
         } catch (const std::runtime_error& e) {
             params_.fail("alerts", e.what());
         }

@@ -59,7 +59,7 @@ PcapSink::~PcapSink() {
 void PcapSink::open(StageEnv& env) {
     if (split_) return open_split(env);
     const std::string& path = params_.get_string("file");
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = ::open(output_name(env.outputs, path).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) params_.fail("file", "cannot write capture '" + path + "': " + std::strerror(errno));
     buf_.resize(std::max<size_t>(kBufferBytes, sizeof(FileHeader) + sizeof(RecordHeader) + snaplen_));
     // The header goes out with the first records (or at close): a file that refuses it

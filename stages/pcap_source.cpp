@@ -120,6 +120,8 @@ void PcapSource::open(StageEnv& env) {
         spdlog::warn("{}: {}: {}; replaying what came before the cut ({} packets)", env.node_name,
                      path, capture_->truncation(), template_packets_);
         count_event(truncated_event_);
+    } else if (template_packets_ == 0) {
+        spdlog::warn("{}: {}: the capture holds no packets; nothing to replay", env.node_name, path);
     }
     spdlog::debug("{}: loaded {} packets, {} bytes from {} in {:.1f} ms", env.node_name,
                   template_packets_, template_bytes_, path, load_ms);

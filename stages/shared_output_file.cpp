@@ -7,7 +7,7 @@
 
 namespace tp {
 
-std::shared_ptr<SharedOutputFile> SharedOutputFile::open(const std::string& path, const std::string& format,
+std::shared_ptr<SharedOutputFile> SharedOutputFile::open(const std::string& path, PendingOutputs* outputs, const std::string& format,
                                                          const std::string& header) {
     static std::mutex registry_lock;
     static std::map<std::string, std::weak_ptr<SharedOutputFile>> registry;
@@ -17,7 +17,7 @@ std::shared_ptr<SharedOutputFile> SharedOutputFile::open(const std::string& path
             throw FormatConflict("'" + path + "' is already written as " + existing->format_ + " by another stage");
         return existing;
     }
-    FILE* f = std::fopen(path.c_str(), "w");
+    FILE* f = std::fopen(output_name(outputs, path).c_str(), "w");
     if (f == nullptr) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
     auto file = std::shared_ptr<SharedOutputFile>(new SharedOutputFile(f, path, format));
     if (!header.empty()) file->write(header);

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "framework/stage/pending_outputs.hpp"
+
 namespace tp {
 
 class SharedOutputFile {
@@ -26,7 +28,8 @@ public:
     // The file at `path` for lines of `format` (e.g. "csv", "json"). Throws std::runtime_error
     // naming the path when it cannot be created, FormatConflict when another writer has it in
     // another format.
-    static std::shared_ptr<SharedOutputFile> open(const std::string& path, const std::string& format,
+    // The file is created under the name `outputs` reserves (stage.hpp's StageEnv::outputs).
+    static std::shared_ptr<SharedOutputFile> open(const std::string& path, PendingOutputs* outputs, const std::string& format,
                                                   const std::string& header = "");
     ~SharedOutputFile();
     SharedOutputFile(const SharedOutputFile&) = delete;

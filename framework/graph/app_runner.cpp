@@ -136,6 +136,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             Stage& st = *instances_.back().stage;
             StageEnv env;
             env.pool = pool_.get();
+            env.outputs = outputs_.get();
             env.node_name = nc.name;
             if (st.kind() == StageKind::Source) {
                 auto [it, fresh] = port_of_source.try_emplace(&nc, source_port);
@@ -176,6 +177,8 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         tasks_.push_back(make_task(n, chains[n]));
         scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
     }
+    // Every stage opened and every channel exists: the outputs take their names now.
+    outputs_->commit();
 }
 
 std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) {

@@ -59,6 +59,9 @@ private:
 
     AppConfig app_;
     AppPlan plan_;
+    // The files stages write, under temporary names until the constructor has started
+    // everything; declared first among what stages use, so a failed start removes them last.
+    std::unique_ptr<PendingOutputs> outputs_ = std::make_unique<PendingOutputs>();
     std::unique_ptr<MbufPool> pool_;
     struct Link {  // per graph edge: one of the two
         std::unique_ptr<Channel<PacketDesc>> desc;

@@ -24,6 +24,7 @@
 #include "descriptors/burst.hpp"
 #include "framework/metrics/relaxed_counter.hpp"
 #include "framework/stage/param.hpp"
+#include "framework/stage/pending_outputs.hpp"
 
 namespace tp {
 
@@ -44,6 +45,9 @@ struct StageEnv {
     std::string node_name;        // the node this stage instance is
     uint8_t port = 0;             // port id stamped on descriptors a source emits
     int socket = -1;              // NUMA node of the tile that runs the stage
+    // Files the stage writes are created under the names these reserve (output_name()) until
+    // the whole app has started; nullptr outside an app: the file's own name.
+    PendingOutputs* outputs = nullptr;
 };
 
 // Per-stage counters, on their own cache lines: written only by the tile running the stage.

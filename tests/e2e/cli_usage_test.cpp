@@ -228,5 +228,38 @@ TEST(CliBench, OptionsAreCheckedNotBent) {
     }
 }
 
+// Outputs take their names only once the whole app has started: a start that fails (here at
+// the last stage's device) leaves what an earlier run wrote whole and no temporary file behind.
+TEST(CliOutputs, AFailedStartLeavesEarlierOutputsWhole) {
+    const std::string dir = tmp_path("outputs");
+    fs::create_directories(dir);
+    std::ofstream(dir + "/app.yaml") << "pipeline:\n  - { stage: synth, count: 1000 }\n  - parse\n"
+                                        "  - { stage: flow_table, export: flows.csv }\n"
+                                        "  - { stage: payload_match, patterns: " << source_root()
+                                     << "/conf/data/ids.patterns, alerts: alerts.jsonl }\n"
+                                        "  - { stage: port_out, device: net_null0 }\n";
+    auto run = [&](const std::string& device) {
+        return run_command("cd '" + dir + "' && '" + tilepipe_bin() + "' run app.yaml --quiet --set port_out.device=" + device);
+    };
+    for (const char* f : {"flows.csv", "alerts.jsonl"}) std::ofstream(dir + "/" + f) << "earlier run\n";
+    const CommandResult failed = run("net_bogus0");
+    EXPECT_EQ(failed.status, 1) << failed.err;
+    EXPECT_NE(failed.err.find("net_bogus0"), std::string::npos) << failed.err;
+    for (const char* f : {"flows.csv", "alerts.jsonl"}) EXPECT_EQ(read_file(dir + "/" + f), "earlier run\n") << f;
+    for (const auto& entry : fs::directory_iterator(dir))
+        EXPECT_EQ(entry.path().filename().string().find(".part"), std::string::npos) << entry.path();
+    // A run that starts replaces them.
+    const CommandResult ok = run("net_null0");
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    EXPECT_EQ(read_file(dir + "/flows.csv").rfind("reason,ip_version", 0), 0u);
+    fs::remove_all(dir);
+}
+
+TEST(CliUsage, AnEmptyCaptureRunsWithAWarning) {
+    const CommandResult r = tilepipe("run conf/forward.yaml --quiet --pcap " + pcaps_dir() + "/tcpdump__empty.pcap");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("tcpdump__empty.pcap: the capture holds no packets; nothing to replay"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tp::test
