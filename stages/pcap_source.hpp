@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
 
@@ -37,7 +38,7 @@ namespace tp {
 
 class CaptureFile;
 
-class PcapSource final : public Stage {
+class PcapSource final : public Stage, public PlansEmission {
 public:
     static constexpr StageKind kKind = StageKind::Source;
 
@@ -57,6 +58,8 @@ public:
     uint64_t template_packets() const { return template_packets_; }
     uint64_t template_bytes() const { return template_bytes_; }
     bool truncated() const { return truncated_; }
+    // For the progress line: loop x records, set by open().
+    EmitPlan emit_plan() const override { return EmitPlan{loop_ * template_packets_, template_packets_, loop_}; }
     // The private template pool, for accounting checks: full again once close() ran.
     uint32_t template_pool_capacity() const;
     uint32_t template_pool_available() const;
