@@ -17,8 +17,14 @@ void check_output_path(const ParamValues& p, const std::string& name) {
         p.fail(name, "cannot write '" + path + "': it is a directory");
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     const std::string folder = parent.empty() ? "." : parent.string();
-    if (::stat(folder.c_str(), &st) != 0)
-        p.fail(name, "cannot write '" + path + "': folder '" + folder + "': " + std::strerror(errno));
+    if (::stat(folder.c_str(), &st) != 0) {
+        const std::string error = std::strerror(errno);
+        // Output paths are the working directory's: say which one, since it is not the config's.
+        std::error_code ec;
+        const std::string cwd = std::filesystem::current_path(ec).string();
+        p.fail(name, "cannot write '" + path + "': folder '" + folder + "': " + error +
+                         (std::filesystem::path(path).is_relative() && !ec ? " (relative to the working directory " + cwd + ")" : ""));
+    }
     if (!S_ISDIR(st.st_mode)) p.fail(name, "cannot write '" + path + "': '" + folder + "' is not a folder");
     // An existing file must be writable itself; a new one needs a writable folder.
     const bool exists = ::access(path.c_str(), F_OK) == 0;

@@ -23,7 +23,8 @@ public:
     PendingOutputs& operator=(const PendingOutputs&) = delete;
 
     // The name to create in place of `path`: `.NAME.tilepipe-PID-N.part` in the same folder
-    // (so the rename stays on one file system); `path` itself once committed.
+    // (so the rename stays on one file system; beside the file a link names, for a link);
+    // `path` itself once committed, and for a device or FIFO, which is written in place.
     std::string reserve(const std::string& path);
     // Renames every reserved file that was created to its name. Throws std::runtime_error
     // naming the first that cannot be renamed.
@@ -31,7 +32,11 @@ public:
 
 private:
     std::mutex lock_;
-    std::vector<std::pair<std::string, std::string>> files_;  // temporary name, name
+    struct File {
+        std::string temp, path;
+        int mode;  // permissions of the file it replaces; -1: a new file
+    };
+    std::vector<File> files_;
     bool committed_ = false;
 };
 

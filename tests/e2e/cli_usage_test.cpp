@@ -261,5 +261,24 @@ TEST(CliUsage, AnEmptyCaptureRunsWithAWarning) {
     EXPECT_NE(r.err.find("tcpdump__empty.pcap: the capture holds no packets; nothing to replay"), std::string::npos) << r.err;
 }
 
+// Only a regular file is replaced by a rename: a link keeps pointing at its file (now the new
+// capture, with the old file's permissions) and a device stays a device.
+TEST(CliOutputs, ALinkOrADeviceIsWrittenInPlace) {
+    const std::string dir = tmp_path("links");
+    fs::create_directories(dir);
+    std::ofstream(dir + "/real.pcap") << "earlier run\n";
+    fs::permissions(dir + "/real.pcap", fs::perms::owner_read | fs::perms::owner_write);
+    fs::create_symlink(dir + "/real.pcap", dir + "/link.pcap");
+    const CommandResult r = tilepipe("run conf/gen.yaml --quiet --set synth.count=10 --set out.file=" + dir + "/link.pcap");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(dir + "/link.pcap"));
+    EXPECT_EQ(tcpdump_view(dir + "/real.pcap").packets, 10);
+    EXPECT_EQ(fs::status(dir + "/real.pcap").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    const CommandResult full = tilepipe("run conf/gen.yaml --quiet --set synth.count=10 --set out.file=/dev/full");
+    EXPECT_EQ(full.status, 1) << full.err;
+    EXPECT_TRUE(fs::is_character_file("/dev/full"));
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tp::test

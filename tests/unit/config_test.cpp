@@ -422,5 +422,15 @@ TEST(AppConfig, NodeNamesThatWouldHideTopLevelSettingsAreRefused) {
               "app.yaml:3:11: node name 'pool' is taken by the app's pool settings");
 }
 
+TEST(Overrides, PcapOnAFarmOfPortSourcesNamesTheNodeToSet) {
+    const AppConfig app = parse_app_config(
+        "pipeline:\n  - farm:\n      name: rx\n      workers: 2\n      emitter: false\n      worker:\n"
+        "        - { stage: port, file: a.pcap }\n        - parse\n  - drop\n",
+        "rss.yaml");
+    EXPECT_EQ(override_error(app, {.pcap = "b.pcap"}),
+              "--pcap b.pcap: the workers of farm 'rx' each read a port queue, so there is no single source to replace: "
+              "set the port's file instead (--set rx.port.file=FILE)");
+}
+
 }  // namespace
 }  // namespace tp
