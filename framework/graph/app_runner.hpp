@@ -47,6 +47,10 @@ public:
 
     size_t threads() const { return scheduler_->threads(); }
 
+    // End-to-end latency so far, merged from every sink's histogram. Safe while the run
+    // lasts (a slightly stale view: see LatencyHistogram); exact once run() returned.
+    LatencyHistogram latency() const;
+
 private:
     // One stage instance on one graph node (a farm's stages exist once per worker).
     struct Instance {
@@ -55,6 +59,7 @@ private:
         std::unique_ptr<Stage> stage;
     };
     RunReport collect(double seconds) const;
+    LatencyReport latency_report() const;
     std::string progress_line(double seconds) const;
 
     AppConfig app_;

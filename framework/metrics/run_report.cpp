@@ -75,6 +75,7 @@ std::string format_table(const RunReport& r) {
     s += line;
     if (r.lost_before_source != 0)
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
+    s += format_latency(r.latency);
     return s;
 }
 
@@ -110,7 +111,7 @@ nlohmann::json to_json(const RunReport& r) {
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& f : r.failures)
         failures.push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
-    return {{"app", r.app},
+    nlohmann::json j = {{"app", r.app},
             {"packets", r.packets},
             {"bytes", r.bytes},
             {"seconds", r.seconds},
@@ -129,6 +130,8 @@ nlohmann::json to_json(const RunReport& r) {
             {"tiles", tiles},
             {"channels", channels},
             {"pools", pools}};
+    add_latency_json(j, r.latency);
+    return j;
 }
 
 }  // namespace tp

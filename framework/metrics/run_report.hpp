@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "framework/metrics/latency_report.hpp"
 #include "framework/metrics/port_tx.hpp"
 
 namespace tp {
@@ -81,6 +82,7 @@ struct RunReport {
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
+    LatencyReport latency;
 
     double mpps() const;
     double gbps_l2() const;
