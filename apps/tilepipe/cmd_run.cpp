@@ -14,6 +14,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/runtime/stop_request.hpp"
+#include "stages/load_progress.hpp"
 
 namespace tp::cli {
 
@@ -49,6 +50,9 @@ int run(const RunArgs& args) {
     }
     RunReport report;
     try {
+        // Before sizing EAL memory: that reads large captures, and Ctrl-C stops the reading.
+        install_stop_signal_handlers();
+        LoadProgress::set_enabled(!args.quiet);
         EalOptions eal = eal_options_for(app, *plan);
         eal.user_args = args.eal;
         eal.verbose = spdlog::get_level() <= spdlog::level::debug;
@@ -57,7 +61,6 @@ int run(const RunArgs& args) {
         for (const auto& a : info.argv) argv += " " + a;
         spdlog::debug("EAL started:{}", argv);
 
-        install_stop_signal_handlers();
         AppRunner runner(app, std::move(*plan));
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
