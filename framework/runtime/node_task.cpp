@@ -105,6 +105,7 @@ void NodeTask::process(Burst& b, size_t from) {
     if (residence_) residence_->handed_on(b, taken_at_, taken_, rte_rdtsc());
     if (s_.stamp_sequence)
         for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
+    if (s_.chain.empty()) count_passed(b.n, burst_bytes(b));  // stages count their own
     if (!s_.outputs.empty()) stage_for_outputs(b);
 }
 
@@ -257,13 +258,17 @@ bool NodeTask::poll() {
         }
         const uint64_t t0 = rte_rdtsc();
         const SourceStatus st = src.produce(b);
-        const uint64_t t1 = rte_rdtsc();
-        src.stats().cycles.add(t1 - t0);
         if (st == SourceStatus::Done && b.n == 0) {
             finish();
             return true;
         }
+        // Cycles count only calls that emitted: a paced or idle source's empty calls are
+        // waiting, not work, and would inflate its cycles per packet.
         if (b.n == 0) return progress;
+        const uint64_t t1 = rte_rdtsc();
+        src.stats().cycles.add(t1 - t0);
+        if (src.stats().first_tsc.get() == 0) src.stats().first_tsc.set(t0);
+        src.stats().last_tsc.set(t1);
         if (entry_offset_ >= 0)
             for (const PacketDesc& d : b) packet_tsc(d.mbuf, entry_offset_) = t1;
         taken_at_ = t1;

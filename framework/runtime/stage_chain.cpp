@@ -36,7 +36,7 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* laten
         c.bursts.inc();
         const bool sink = st->kind() == StageKind::Sink;
         const uint64_t drops_before = c.drops.get();
-        const uint64_t bytes = sink ? burst_bytes(b) : 0;
+        const uint64_t bytes_in = sink ? burst_bytes(b) : 0;  // a sink leaves its burst empty
         if (sink && latency != nullptr) latency->pick(b);
         const uint64_t t0 = rte_rdtsc();
         {
@@ -45,13 +45,17 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* laten
         }
         const uint64_t t1 = rte_rdtsc();
         c.cycles.add(t1 - t0);
+        // The stage's own line: no other tile writes it (see StageStats).
+        if (c.first_tsc.get() == 0) c.first_tsc.set(t1);
+        c.last_tsc.set(t1);
         if (sink) {
             if (latency != nullptr) latency->record(t1);
             c.out.add(n - (c.drops.get() - drops_before));
-            c.bytes_out.add(bytes);
+            c.bytes_out.add(bytes_in);
             b.n = 0;
         } else {
             c.out.add(b.n);
+            c.bytes_out.add(burst_bytes(b));
         }
     }
 }
