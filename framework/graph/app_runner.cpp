@@ -388,6 +388,7 @@ RunReport AppRunner::collect(double wall_seconds) const {
         s.name = named_for_it ? node.name : node.name + "/" + cn;
         s.stage = in.config->stage->name;
         s.kind = stage_kind_name(in.stage->kind());
+        s.node = static_cast<int>(in.node);
         s.cpu = scheduler_->cpu(plan_.threads.thread_of_node[in.node]);
         const TileXY xy = plan_.topology.xy(plan_.tile_of_node[in.node]);
         s.tile_x = xy.x;
