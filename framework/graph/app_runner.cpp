@@ -332,6 +332,8 @@ RunReport AppRunner::run(const RunOptions& opts) {
     for (const auto& t : tasks_)
         if (t->failed()) clear_stop_request();
     RunReport r = collect(std::chrono::duration<double>(clock::now() - created_).count());
+    spdlog::debug("threads ran {:.6f} s, traffic flowed {:.6f} s of them",
+                  std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count(), r.seconds);
     r.header.start_time = utc_iso8601(wall_start);
     r.header.interrupted = signal != 0;
     r.header.signal = signal;
