@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
 #include "stages/capture_file.hpp"
@@ -48,7 +49,7 @@ namespace tp {
 class CaptureFile;
 class CaptureStream;
 
-class PcapSource final : public Stage {
+class PcapSource final : public Stage, public PlansEmission {
 public:
     static constexpr StageKind kKind = StageKind::Source;
 
@@ -70,6 +71,9 @@ public:
     uint64_t template_packets() const { return template_packets_; }
     uint64_t template_bytes() const { return template_bytes_; }
     bool truncated() const { return truncated_; }
+    // For the progress line: loop x records of a preloaded capture, set by open() (a stream
+    // does not count its records ahead: no loop count, no time left).
+    EmitPlan emit_plan() const override { return EmitPlan{loop_ * template_packets_, template_packets_, loop_}; }
     // The private template pool (preloaded or streamed), for accounting checks: full again
     // once close() ran.
     uint32_t template_pool_capacity() const;

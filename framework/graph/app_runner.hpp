@@ -7,6 +7,7 @@
 // pool's fill level: a correct run ends with every pool full.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/metrics/progress_line.hpp"
 #include "framework/metrics/run_report.hpp"
 #include "framework/patterns/packet_map.hpp"
 #include "framework/runtime/node_task.hpp"
@@ -25,8 +27,11 @@
 namespace tp {
 
 struct RunOptions {
-    // Called about once a second while a run lasts longer than 2 s (nullptr: silent).
+    // Called with a progress line (format_progress) every `progress_every` once the run has
+    // lasted `progress_after` (nullptr: silent).
     std::function<void(const std::string&)> progress;
+    std::chrono::milliseconds progress_after{2000};
+    std::chrono::milliseconds progress_every{1000};
 };
 
 // EAL settings the app needs: memory for its pools and stages.
@@ -47,6 +52,10 @@ public:
 
     size_t threads() const { return scheduler_->threads(); }
 
+    // End-to-end latency so far, merged from every sink's histogram. Safe while the run
+    // lasts (a slightly stale view: see LatencyHistogram); exact once run() returned.
+    LatencyHistogram latency() const;
+
 private:
     // One stage instance on one graph node (a farm's stages exist once per worker).
     struct Instance {
@@ -54,9 +63,18 @@ private:
         size_t node;  // graph node
         std::unique_ptr<Stage> stage;
     };
-    RunReport collect(double seconds) const;
-    std::string progress_line(double seconds) const;
+    // The sources' first and last emit and the other stages' last burst (TSC, 0 = none).
+    struct TrafficClock {
+        uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
+    };
+    TrafficClock traffic_clock() const;
+    ProgressSample progress_sample() const;
+    EmitPlan emit_plan() const;
+    RunReport collect(double wall_seconds) const;
+    LatencyReport latency_report() const;
 
+    // First member: setup_s counts from the start of construction (captures, tables, devices).
+    std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
     AppConfig app_;
     AppPlan plan_;
     std::unique_ptr<MbufPool> pool_;

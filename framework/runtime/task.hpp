@@ -31,6 +31,11 @@ public:
     uint64_t busy_cycles() const { return busy_cycles_; }
     void add_busy_cycles(uint64_t c) { busy_cycles_ += c; }
 
+    // Packets and frame bytes a node without stages (a farm's emitter or collector) passed on,
+    // counted by its polling thread and read after the join, as busy_cycles().
+    uint64_t passed_packets() const { return passed_packets_; }
+    uint64_t passed_bytes() const { return passed_bytes_; }
+
     // Set by the polling thread when poll() threw; read by others only after it was joined.
     void record_failure(std::string what) { failure_ = std::move(what), failed_ = true; }
     bool failed() const { return failed_; }
@@ -42,9 +47,12 @@ protected:
     void end_after_failure() { ended_ = true; }
     // Frees the packet a failed task gives back and counts it; a hole marker (no mbuf) is no packet.
     void drop_after_failure(const PacketDesc& d);
+    void count_passed(uint64_t packets, uint64_t bytes) { passed_packets_ += packets, passed_bytes_ += bytes; }
 
 private:
     uint64_t busy_cycles_ = 0;
+    uint64_t passed_packets_ = 0;
+    uint64_t passed_bytes_ = 0;
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;

@@ -56,8 +56,20 @@ struct alignas(64) StageStats {
     RelaxedCounter cycles;    // TSC cycles spent inside produce()/process()
     RelaxedCounter bursts;    // calls that moved at least one packet
     RelaxedCounter lost_before;  // sources: packets their device received but lost (no mbuf, missed, errors)
+    // TSC of the first and the last burst that moved packets (sources: start of the first
+    // produce() that emitted, end of the last; others: end of each process()); 0 = none yet.
+    // The report's timed window runs from the sources' first to the sinks' last.
+    RelaxedCounter first_tsc;
+    RelaxedCounter last_tsc;
     std::array<RelaxedCounter, kMaxReasons> reason;  // per drop reason
     std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
+};
+
+// The mbufs a sink's drop() freed during one process() call, noted while the runtime measures
+// latency there: a dropped packet is never a latency sample.
+struct DroppedPackets {
+    uint16_t n = 0;
+    const void* mbuf[kBurstMax];
 };
 
 class Stage {
@@ -80,6 +92,8 @@ public:
     const StageStats& stats() const { return stats_; }
     const std::vector<std::string>& drop_reasons() const { return drop_names_; }
     const std::vector<std::string>& events() const { return event_names_; }
+    // The runtime sets this around a sink's process() (nullptr: nothing noted).
+    void note_drops_into(DroppedPackets* into) { dropped_note_ = into; }
 
 protected:
     explicit Stage(StageKind kind) : kind_(kind) {}
@@ -97,6 +111,7 @@ private:
     StageStats stats_;
     std::vector<std::string> drop_names_;
     std::vector<std::string> event_names_;
+    DroppedPackets* dropped_note_ = nullptr;
 };
 
 }  // namespace tp
