@@ -17,7 +17,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -112,6 +112,12 @@ public:
         } else if (k == "placement") {
             app.placement = scalar(v, "placement");
             check_choice(v, "placement", app.placement, placement_names());
+        } else if (k == "latency") {
+            try {
+                app.latency = parse_latency(scalar(v, "latency"));
+            } catch (const std::invalid_argument& e) {
+                fail(v, e.what());
+            }
         } else fail(key, "unknown key '" + k + "' (known: " + std::string(kAppKeys) + ")");
     }
 
@@ -573,3 +579,16 @@ AppConfig load_app_config(const std::string& path) {
 }
 
 }  // namespace tp
+
+namespace tp {
+
+void set_latency(AppConfig& app, const std::string& text) {
+    try {
+        app.latency = parse_latency(text);
+    } catch (const std::invalid_argument& e) {
+        throw LocatedError(Location{"--latency " + text}, e.what());
+    }
+}
+
+}  // namespace tp
+

@@ -222,6 +222,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.dispatch = ts.outputs.size() > 1 ? node.dispatch : Dispatch::Single;
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
+    ts.latency = app_.latency;
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
         uint64_t window = 4 * kBurstMax;
@@ -239,6 +240,29 @@ AppRunner::~AppRunner() {
     links_.clear();
 }
 
+LatencyHistogram AppRunner::latency() const {
+    LatencyHistogram all;
+    for (const auto& t : tasks_)
+        if (const auto* node = dynamic_cast<const NodeTask*>(t.get()); node && node->sink_latency())
+            all.merge(node->sink_latency()->histogram());
+    return all;
+}
+
+LatencyReport AppRunner::latency_report() const {
+    const double hz = double(rte_get_tsc_hz());
+    LatencyReport l;
+    l.mode = app_.latency.str();
+    const LatencyHistogram all = latency();
+    l.end_to_end = LatencySummary::of(all, hz);
+    l.buckets = latency_buckets(all, hz);
+    for (size_t n = 0; n < tasks_.size(); ++n)
+        if (const auto* node = dynamic_cast<const NodeTask*>(tasks_[n].get()); node && node->residence())
+            l.nodes.push_back(NodeResidenceReport{plan_.graph.nodes[n].name,
+                                                  LatencySummary::of(node->residence()->queue_wait, hz),
+                                                  LatencySummary::of(node->residence()->process, hz)});
+    return l;
+}
+
 namespace {
 // UTC, ISO 8601, to the second: "2026-11-25T09:37:55Z".
 std::string utc_iso8601(std::chrono::system_clock::time_point t) {
@@ -249,9 +273,7 @@ std::string utc_iso8601(std::chrono::system_clock::time_point t) {
     std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return s;
 }
-}  // namespace
 
-namespace {
 // Where a sink's packets went, from its parameters: a file (pcap_out), device(s) (port_out), or
 // nowhere (drop).
 void sink_output(const NodeConfig& nc, StageReport& s) {
@@ -293,7 +315,8 @@ ProgressSample AppRunner::progress_sample() const {
             p.bytes += in.stage->stats().bytes_out.get();
         }
     const TrafficClock c = traffic_clock();
-    if (c.first_emit != 0) p.seconds = double(rte_rdtsc() - c.first_emit) / double(rte_get_tsc_hz());
+    const uint64_t now = rte_rdtsc();
+    if (c.first_emit != 0 && now > c.first_emit) p.seconds = double(now - c.first_emit) / double(rte_get_tsc_hz());
     return p;
 }
 
@@ -338,6 +361,8 @@ RunReport AppRunner::run(const RunOptions& opts) {
     for (const auto& t : tasks_)
         if (t->failed()) clear_stop_request();
     RunReport r = collect(std::chrono::duration<double>(clock::now() - created_).count());
+    spdlog::debug("threads ran {:.6f} s, traffic flowed {:.6f} s of them",
+                  std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count(), r.seconds);
     r.header.start_time = utc_iso8601(wall_start);
     r.header.interrupted = signal != 0;
     r.header.signal = signal;
@@ -355,9 +380,11 @@ RunReport AppRunner::collect(double wall_seconds) const {
     const double hz = double(rte_get_tsc_hz());
     const TrafficClock c = traffic_clock();
     const uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
+    const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
     if (c.first_emit != 0) {
-        r.seconds = double(end - c.first_emit) / hz;
-        r.offered_seconds = double(c.last_emit - c.first_emit) / hz;
+        r.seconds = since_first(end);
+        r.offered_seconds = since_first(c.last_emit);
     }
     r.setup_s = std::max(0.0, wall_seconds - r.seconds);
     const double window_cycles = r.seconds * hz;
@@ -394,6 +421,7 @@ RunReport AppRunner::collect(double wall_seconds) const {
         s.name = named_for_it ? node.name : node.name + "/" + cn;
         s.stage = in.config->stage->name;
         s.kind = stage_kind_name(in.stage->kind());
+        s.node = static_cast<int>(in.node);
         s.cpu = scheduler_->cpu(plan_.threads.thread_of_node[in.node]);
         const TileXY xy = plan_.topology.xy(plan_.tile_of_node[in.node]);
         s.tile_x = xy.x;
@@ -431,6 +459,7 @@ RunReport AppRunner::collect(double wall_seconds) const {
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
+    r.latency = latency_report();
     return r;
 }
 

@@ -52,6 +52,10 @@ public:
 
     size_t threads() const { return scheduler_->threads(); }
 
+    // End-to-end latency so far, merged from every sink's histogram. Safe while the run
+    // lasts (a slightly stale view: see LatencyHistogram); exact once run() returned.
+    LatencyHistogram latency() const;
+
 private:
     // One stage instance on one graph node (a farm's stages exist once per worker).
     struct Instance {
@@ -67,6 +71,7 @@ private:
     ProgressSample progress_sample() const;
     EmitPlan emit_plan() const;
     RunReport collect(double wall_seconds) const;
+    LatencyReport latency_report() const;
 
     // First member: setup_s counts from the start of construction (captures, tables, devices).
     std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "framework/metrics/latency_report.hpp"
 #include "framework/metrics/port_tx.hpp"
 
 namespace tp {
@@ -28,6 +29,7 @@ struct StageReport {
     std::string name;
     std::string stage;
     std::string kind;
+    int node = -1;  // index of its node in RunReport::tiles (the table's row order); not in JSON
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, cycles = 0;
@@ -110,6 +112,7 @@ struct RunReport {
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
+    LatencyReport latency;
 
     // Delivered over `seconds` (the headline).
     double mpps() const;

@@ -168,7 +168,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
     int commands = 0;
     for (std::string line; std::getline(usage, line);) {
         std::smatch m;
-        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|bench pingpong|bench stream|bench asym|bench mapvec)\\b")))
+        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|bench pingpong|bench stream|bench asym|bench latency|bench mapvec)\\b")))
             continue;
         ++commands;
         const CommandResult help = tilepipe(m[1].str() + " --help");
@@ -179,7 +179,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
             EXPECT_NE(text.find(it->str()), std::string::npos) << "README: `" << line << "` names " << it->str()
                                                              << ", which `" << m[1] << " --help` does not list";
     }
-    EXPECT_EQ(commands, 8) << "run, validate, topo, stages and the four benches each have a usage line";
+    EXPECT_EQ(commands, 9) << "run, validate, topo, stages and the five benches each have a usage line";
 }
 
 // Ctrl-C ends every bench after the measurement in progress: it reports the repetitions it

@@ -221,6 +221,41 @@ TEST(AppRunner, AStageAndItsTileReportOneBusyFraction) {
     }
 }
 
+TEST(AppRunner, TheProgressLineReadsTheRunningCountersAndSaysWhatEachNumberIs) {
+    // Lines every 10 ms from the start: the sampling thread reads the tiles' counters while
+    // they run (under ThreadSanitizer too).
+    AppConfig app = parse_app_config("pipeline:\n  - { stage: synth, count: 3M }\n  - parse\n  - drop\n", "t.yaml");
+    AppRunner runner(app);
+    RunOptions opts;
+    std::vector<std::string> lines;
+    opts.progress = [&lines](const std::string& l) { lines.push_back(l); };
+    opts.progress_after = std::chrono::milliseconds(0);
+    opts.progress_every = std::chrono::milliseconds(10);
+    const RunReport r = runner.run(opts);
+    EXPECT_EQ(r.delivered, 3000000u);
+    ASSERT_FALSE(lines.empty());
+    const std::regex labelled("(waiting for the first packet|[0-9.]+ m?s: [0-9.]+( M)? packets; last .* average .*(left|all emitted, draining))");
+    for (const auto& l : lines) EXPECT_TRUE(std::regex_match(l, labelled)) << l;
+}
+
+TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTheyPassed) {
+    for (const char* pattern : {"farm", "map"}) {
+        SCOPED_TRACE(pattern);
+        const RunReport r = run_yaml(std::string("runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 20000 }\n  - ") +
+                                     pattern + ":\n      workers: 2\n      worker: [pass]\n  - drop\n");
+        int emitters = 0, collectors = 0;
+        for (const TileReport& t : r.tiles) {
+            if (t.role.empty()) continue;
+            (t.role == "emitter" ? emitters : collectors) += 1;
+            EXPECT_EQ(t.packets, 20000u) << t.node;
+            EXPECT_EQ(t.bytes, 20000u * 64) << t.node;
+            EXPECT_NE(format_table(r).find("\n" + t.node + " "), std::string::npos) << format_table(r);
+        }
+        EXPECT_EQ(emitters, 1);
+        EXPECT_EQ(collectors, 1);
+    }
+}
+
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     // A farm: the emitter and collector run no stage, yet their tiles work.
     const RunReport r = run_yaml(

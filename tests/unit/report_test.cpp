@@ -115,7 +115,7 @@ TEST(RunReportText, SinksSayWhatTheyDidAndEmittersAreListed) {
     const std::string table = format_table(small_report());
     EXPECT_NE(table.find("    wrote 100 packets to x.pcap\n"), std::string::npos) << table;
     EXPECT_NE(table.find("    transmitted 2 packets on net_null0\n"), std::string::npos) << table;
-    EXPECT_NE(table.find("    freed 100 packets (delivered, sent nowhere)\n"), std::string::npos) << table;
+    EXPECT_NE(table.find("    dropped 100 packets (a drop sink: counted as delivered)\n"), std::string::npos) << table;
     EXPECT_NE(table.find("farm.emitter"), std::string::npos) << table;
     EXPECT_NE(table.find("(emitter)"), std::string::npos) << table;
     EXPECT_NE(table.find("pools full (every mbuf back: 4095 of 4095)"), std::string::npos) << table;
@@ -158,6 +158,9 @@ TEST(ProgressLine, SaysWhatEachNumberIs) {
     // A source that does not know its length: no loop, no time left.
     EXPECT_EQ(format_progress(now, before, EmitPlan{}).find("left"), std::string::npos);
     EXPECT_EQ(format_progress(ProgressSample{}, ProgressSample{}, EmitPlan{}), "waiting for the first packet");
+    // Everything emitted, the rest still on its way to the sinks.
+    const std::string last = format_progress(ProgressSample{10.0, 500'000'000, 0}, now, EmitPlan{500'000'000, 50'000'000, 10});
+    EXPECT_NE(last.find("; loop 10 of 10; all emitted, draining"), std::string::npos) << last;
 }
 
 }  // namespace
