@@ -10,6 +10,7 @@
 
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
+#include "apps/tilepipe/live_run.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -24,6 +25,7 @@ struct RunArgs {
     std::string json_out;
     std::string eal;
     bool quiet = false;
+    LiveRunArgs live;
 };
 
 int run(const RunArgs& args) {
@@ -45,6 +47,12 @@ int run(const RunArgs& args) {
             return kExitUsage;
         }
     }
+    std::string stats_error;
+    const StatsFile stats_file = open_stats_out(args.live, stats_error);
+    if (!stats_error.empty()) {
+        std::fprintf(stderr, "tilepipe: %s\n", stats_error.c_str());
+        return kExitUsage;
+    }
     RunReport report;
     try {
         EalOptions eal = eal_options_for(app, *plan);
@@ -61,7 +69,9 @@ int run(const RunArgs& args) {
         RunOptions opts;
         if (!args.quiet)
             opts.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+        LiveRun live(runner, args.live, stats_file.get());
         report = runner.run(opts);
+        live.finish();
         // The runner (and its stages, channels and pools) is gone before the report prints.
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
@@ -99,6 +109,7 @@ void add_run(CLI::App& app, Action& action) {
     add_app_options(cmd, args->app);
     cmd->add_option("--json", args->json_out, "also write the report as JSON to OUT");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
+    add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }

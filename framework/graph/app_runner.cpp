@@ -247,6 +247,7 @@ std::string AppRunner::progress_line(double seconds) const {
 RunReport AppRunner::run(const RunOptions& opts) {
     using clock = std::chrono::steady_clock;
     scheduler_->start();
+    started_at_.store(scheduler_->start_time().time_since_epoch().count(), std::memory_order_release);
     auto next_report = scheduler_->start_time() + std::chrono::seconds(2);
     while (!scheduler_->finished()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -264,7 +265,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     return collect(seconds);
 }
 
-RunReport AppRunner::collect(double seconds) const {
+RunReport AppRunner::collect(double seconds, bool live) const {
     const AppGraph& g = plan_.graph;
     RunReport r;
     r.app = app_.name;
@@ -307,7 +308,8 @@ RunReport AppRunner::collect(double seconds) const {
             s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < in.stage->events().size(); ++i)
             s.events[in.stage->events()[i]] = st.event[i].get();
-        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get())) s.ports = by_port->tx_by_port();
+        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get()); by_port != nullptr && !live)
+            s.ports = by_port->tx_by_port();
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
@@ -318,6 +320,7 @@ RunReport AppRunner::collect(double seconds) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    if (live) return r;  // failures, accounting and pools are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
             r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});

@@ -7,6 +7,7 @@
 // pool's fill level: a correct run ends with every pool full.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/metrics/live_view.hpp"
 #include "framework/metrics/run_report.hpp"
 #include "framework/patterns/packet_map.hpp"
 #include "framework/runtime/node_task.hpp"
@@ -47,6 +49,10 @@ public:
 
     size_t threads() const { return scheduler_->threads(); }
 
+    // What the run has done so far; callable from any thread while this runner exists, before,
+    // during and after run() (app_runner_live.cpp; see live_view.hpp for what it reads how).
+    LiveView live_view() const;
+
 private:
     // One stage instance on one graph node (a farm's stages exist once per worker).
     struct Instance {
@@ -54,7 +60,8 @@ private:
         size_t node;  // graph node
         std::unique_ptr<Stage> stage;
     };
-    RunReport collect(double seconds) const;
+    // `live`: while tiles run, so only what they publish with relaxed atomics (live_view()).
+    RunReport collect(double seconds, bool live = false) const;
     std::string progress_line(double seconds) const;
 
     AppConfig app_;
@@ -71,6 +78,8 @@ private:
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
     std::vector<std::unique_ptr<Task>> tasks_;              // per graph node
     std::unique_ptr<Scheduler> scheduler_;
+    // The clock's start (steady_clock ticks), published with release for live_view(); -1 before.
+    std::atomic<int64_t> started_at_{-1};
 };
 
 }  // namespace tp

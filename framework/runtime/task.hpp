@@ -8,6 +8,7 @@
 // inputs are, so the rest of the app drains and the report stays exact.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -26,10 +27,13 @@ public:
     // Done, or ended after a failure: the thread polls it no more.
     bool finished() const { return ended_ || done(); }
 
-    // TSC cycles spent in polls that moved work, counted by the thread polling this task
-    // (its only writer) and read after that thread was joined.
-    uint64_t busy_cycles() const { return busy_cycles_; }
-    void add_busy_cycles(uint64_t c) { busy_cycles_ += c; }
+    // TSC cycles spent in polls that moved work, counted by the thread polling this task (its
+    // only writer: a relaxed load and store, a plain add on x86) and read by the report after
+    // the join or by live telemetry meanwhile (relaxed: a value a poll old, never torn).
+    uint64_t busy_cycles() const { return busy_cycles_.load(std::memory_order_relaxed); }
+    void add_busy_cycles(uint64_t c) {
+        busy_cycles_.store(busy_cycles_.load(std::memory_order_relaxed) + c, std::memory_order_relaxed);
+    }
 
     // Set by the polling thread when poll() threw; read by others only after it was joined.
     void record_failure(std::string what) { failure_ = std::move(what), failed_ = true; }
@@ -44,7 +48,7 @@ protected:
     void drop_after_failure(const PacketDesc& d);
 
 private:
-    uint64_t busy_cycles_ = 0;
+    std::atomic<uint64_t> busy_cycles_{0};
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;
