@@ -235,19 +235,28 @@ def latency_buckets(doc):
 def plot_run(doc, plt):
     buckets, lat = latency_buckets(doc)
     fig = plt.figure(figsize=(14, 10), dpi=DPI, layout="constrained")
-    grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.1])
-    mesh_ax = fig.add_subplot(grid[0, :])
     tiles = tiles_of(doc)
+    width, height = mesh_size(doc, [c for c in map(xy, tiles) if c is not None])
+    if width > 2 * height:
+        # A long mesh (a host's cores in a row): across the top, the charts below it.
+        grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.1])
+        mesh_ax = fig.add_subplot(grid[0, :])
+        cyc_cell, cdf_cell = (grid[1, 0], grid[1, 1]) if buckets else (grid[1, :], None)
+    else:
+        # A square one (a chip's mesh): on the left, the charts stacked on the right.
+        grid = fig.add_gridspec(2, 2, width_ratios=[1.25, 1])
+        mesh_ax = fig.add_subplot(grid[:, 0])
+        cyc_cell, cdf_cell = (grid[0, 1], grid[1, 1]) if buckets else (grid[:, 1], None)
     cmap = draw_mesh(mesh_ax, doc, tiles, busy_of(tiles), lambda v: f"{v * 100:.0f}%", "YlOrRd")
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, 100))
-    fig.colorbar(sm, ax=mesh_ax, shrink=0.8, label="busy (% of the run)")
+    fig.colorbar(sm, ax=mesh_ax, shrink=0.6, label="busy (% of the run)", location="bottom" if width <= 2 * height else "right")
     rate = num(field(doc, "mpps"))
     title = f"app {field(doc, 'app', '?')} on {field(doc, 'topology', '?')}"
     if rate is not None:
         title += f": {rate:.2f} Mpps"
-    mesh_ax.set_title(title + " - tiles by busy share, channels with hops")
+    mesh_ax.set_title(title + "\ntiles coloured by busy share, channels with their hops")
 
-    cyc_ax = fig.add_subplot(grid[1, 0] if buckets else grid[1, :])
+    cyc_ax = fig.add_subplot(cyc_cell)
     stages = [s for s in doc["stages"] if num(s.get("cycles_per_packet")) is not None]
     names = [s.get("name", "?") for s in stages]
     values = [num(s.get("cycles_per_packet")) for s in stages]
@@ -256,12 +265,12 @@ def plot_run(doc, plt):
     cyc_ax.set_yticks(range(len(values)), names, fontsize=7)
     cyc_ax.invert_yaxis()
     cyc_ax.set_xlabel("cycles per packet")
-    cyc_ax.set_title("cycles per packet per stage (blue source, orange processor, green sink)")
+    cyc_ax.set_title("cycles per packet per stage\n(blue source, orange processor, green sink)")
     for i, v in enumerate(values):
         cyc_ax.text(v, i, f" {v:.0f}", va="center", fontsize=7)
 
     if buckets:
-        cdf_ax = fig.add_subplot(grid[1, 1])
+        cdf_ax = fig.add_subplot(cdf_cell)
         total = sum(c for _, c in buckets)
         xs, ys, seen = [], [], 0.0
         for upper, count in buckets:
@@ -373,8 +382,16 @@ def plot_pingpong(doc, plt):
     hi = [num(r["one_way_ns"].get("avg_max"), a) - a for a, r in zip(avg, rows)]
     ax.bar(range(len(rows)), avg, yerr=[lo, hi], capsize=4, color="#4c72b0")
     ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=8)
-    for i, a in enumerate(avg):
-        ax.text(i, a, f"{a:.0f}", ha="center", va="bottom", fontsize=8)
+    for i, (a, h, r) in enumerate(zip(avg, hi, rows)):
+        vs_raw = num(r.get("vs_raw"))
+        text = f"{a:.0f}" + (f"\n{vs_raw:.2f}x raw" if vs_raw is not None and "raw" in labels else "")
+        ax.text(i, (a + h) * 1.05, text, ha="center", va="bottom", fontsize=8)
+    top = max(a + h for a, h in zip(avg, hi))
+    if max(avg) > 8 * min(avg):
+        ax.set_yscale("log")  # the slow transports would flatten the fast ones
+        ax.set_ylim(top=top * 2)
+    else:
+        ax.set_ylim(top=top * 1.2)
     ax.set_ylabel("one-way latency (ns, median of reps; whiskers min-max)")
     reps = rows[0].get("reps")
     ax.set_title(f"pingpong: one-way latency per transport{f' ({reps} reps)' if reps else ''}")
