@@ -50,7 +50,13 @@ uint32_t MbufPool::available() const { return rte_mempool_avail_count(mp_); }
 
 uint64_t MbufPool::footprint(const MbufPoolSpec& spec) {
     const uint64_t per = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM + spec.data_room + 64;
-    return uint64_t(spec.mbufs) * per + (uint64_t(spec.cache) * 8 + 4096) * RTE_MAX_LCORE;
+    // Without hugepages DPDK lays a pool out on 4 KiB pages and no mbuf crosses a page: a
+    // page holds floor(4096 / per) of them, and a larger mbuf takes whole pages (a 2048-byte
+    // room costs 4096 bytes, not 2368). Hugepages waste less; this is the bound for both.
+    constexpr uint64_t kPage = 4096;
+    const uint64_t objects = per <= kPage ? (uint64_t(spec.mbufs) + kPage / per - 1) / (kPage / per) * kPage
+                                          : uint64_t(spec.mbufs) * ((per + kPage - 1) / kPage * kPage);
+    return objects + (uint64_t(spec.cache) * 8 + 4096) * RTE_MAX_LCORE;
 }
 
 }  // namespace tp

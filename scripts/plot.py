@@ -206,12 +206,17 @@ def draw_mesh(ax, doc, tiles, value_of, label, cmap_name, vmax=1.0):
 # ---------------------------------------------------------------- run report
 
 
+def busy(entry):
+    """A tile's or stage's busy share: `busy_fraction`, or `busy` in older reports."""
+    return num(entry.get("busy_fraction"), num(entry.get("busy")))
+
+
 def busy_of(tiles):
     by_node = {}
     for t in tiles:
         name = t.get("node", t.get("name"))
-        if num(t.get("busy")) is not None:
-            by_node[name] = by_node.get(name, 0.0) + num(t.get("busy"))
+        if busy(t) is not None:
+            by_node[name] = by_node.get(name, 0.0) + busy(t)
     return lambda names: sum(by_node.get(n, 0.0) for n in names) if any(n in by_node for n in names) else None
 
 
@@ -220,7 +225,7 @@ def tiles_of(doc):
     if isinstance(tiles, list) and tiles:
         return tiles
     # Older reports: one entry per stage, with its tile.
-    return [{"node": s.get("name"), "tile": s.get("tile"), "busy": s.get("busy")} for s in doc["stages"]]
+    return [{"node": s.get("name"), "tile": s.get("tile"), "busy": busy(s)} for s in doc["stages"]]
 
 
 def latency_buckets(doc):
@@ -310,7 +315,7 @@ def plot_stats(rows, plt):
     for name in names[:12]:
         series = []
         for r in rows:
-            match = [num(x.get("busy")) for x in r.get("tiles") or [] if x.get("node") == name]
+            match = [busy(x) for x in r.get("tiles") or [] if x.get("node") == name]
             series.append(match[0] * 100 if match and match[0] is not None else math.nan)
         busy_ax.plot(t, series, label=name)
     busy_ax.set_ylabel("busy (% of the interval)")

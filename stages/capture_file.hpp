@@ -1,9 +1,12 @@
 // CaptureFile: a whole pcap or pcapng capture held in template mbufs, ready to be replayed.
 //
 // Loading reads the file twice with libpcap (nanosecond precision, so usec and nsec files both
-// keep every digit): a survey pass that validates every record and sizes a private mbuf pool,
-// then a copy pass into that pool. Frames longer than one template segment are chained. After
-// loading nothing touches the file again; replaying reads the templates only.
+// keep every digit, through CaptureReader): a survey pass that validates every record and sizes
+// a private mbuf pool, then a copy pass into that pool. Frames longer than one template segment
+// are chained. After loading nothing touches the file again; replaying reads the templates only.
+// The survey of an unchanged file is remembered, so memory_needed() and loading read it once.
+// Both passes show their progress on stderr when they take a while (LoadProgress) and stop at
+// a stop request (Ctrl-C): the capture then holds nothing and `interrupted()` says so.
 //
 // Link types: the templates are always Ethernet frames, because that is what `parse` reads.
 // EN10MB loads as is. The others below are normalised at load time: their link header is
@@ -69,6 +72,8 @@ public:
     // Why loading stopped early ("record 3: truncated dump file; ..."), empty if it did not.
     const std::string& truncation() const { return truncation_; }
     bool truncated() const { return !truncation_.empty(); }
+    // A stop was requested while loading: nothing was kept.
+    bool interrupted() const { return interrupted_; }
 
     // Returns every template mbuf to the private pool (the pool itself lives until
     // destruction, so its accounting can still be checked). Idempotent.
@@ -79,7 +84,7 @@ public:
 
     // EAL memory a capture's template pool will take (MbufPool::footprint), found by reading
     // the file without loading it; lets a caller size EAL memory before starting it. Throws
-    // what loading would.
+    // what loading would; 0 when a stop was requested while reading.
     static uint64_t memory_needed(const std::string& path, const Location& named_at);
     // What can be known from the file's header alone: it exists, is readable, is a pcap or
     // pcapng capture of a supported link type. A config check, cheap for any size of capture;
@@ -96,6 +101,7 @@ private:
     uint32_t max_length_ = 0;
     uint16_t segment_room_ = 0;
     std::string truncation_;
+    bool interrupted_ = false;
 };
 
 }  // namespace tp

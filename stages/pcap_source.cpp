@@ -12,7 +12,10 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
+#include "framework/runtime/stop_request.hpp"
 #include "stages/capture_file.hpp"
+#include "stages/capture_stream.hpp"
+#include "stages/preload_budget.hpp"
 
 namespace tp {
 
@@ -95,7 +98,9 @@ PcapSource::PcapSource(const ParamValues& params)
 
 uint64_t PcapSource::memory_hint(const ParamValues& params) {
     try {
-        return CaptureFile::memory_needed(params.get_string("file"), params.where("file"));
+        return plan_replay(params.get_string("preload"), params.get_uint("preload_mb"), params.get_string("file"),
+                           params.where("file"))
+            .memory;
     } catch (const std::exception&) {
         return 0;
     }
@@ -106,12 +111,41 @@ PcapSource::~PcapSource() = default;
 void PcapSource::open(StageEnv& env) {
     if (env.pool == nullptr) throw std::logic_error("pcap source opened without a packet pool");
     const std::string& path = params_.get_string("file");
+    app_pool_ = env.pool->get();
+    app_room_ = static_cast<uint16_t>(rte_pktmbuf_data_room_size(app_pool_) - RTE_PKTMBUF_HEADROOM);
+    if (app_room_ == 0) throw std::logic_error("the app's packet pool has no data room");
+    port_ = env.port;
+    truncation_seen_ = false;
 
+    const ReplayPlan plan = plan_replay(params_.get_string("preload"), params_.get_uint("preload_mb"), path,
+                                        params_.where("file"));
     const auto t0 = std::chrono::steady_clock::now();
-    capture_ = std::make_unique<CaptureFile>(path, params_.where("file"), env.socket);
-    const auto load_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (plan.preload) open_preloaded(path, env);
+    else open_streamed(path, stream_buffer_bytes(plan.budget), env);
+    spdlog::debug("{}: {} {} in {:.1f} ms (preload budget {} MiB)", env.node_name,
+                  plan.preload ? "loaded" : "primed a stream of", path,
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                  plan.budget >> 20);
+    if (stop_requested()) {
+        spdlog::warn("{}: loading {} stopped by request", env.node_name, path);
+        close();
+        return;
+    }
 
+    const double hz = double(rte_get_tsc_hz());
+    switch (pace_) {
+        case Pace::TopSpeed: cycles_per_unit_ = 0; break;
+        case Pace::PacketsPerSecond: cycles_per_unit_ = hz / rate_; break;
+        case Pace::BitsPerSecond: cycles_per_unit_ = hz * 8.0 / (rate_ * 1e6); break;
+        case Pace::CaptureTime: cycles_per_unit_ = hz / (rate_ * 1e9); break;
+    }
+    start_tsc_ = 0;
+    cursor_ = Cursor{};
+}
+
+void PcapSource::open_preloaded(const std::string& path, const StageEnv& env) {
+    capture_ = std::make_unique<CaptureFile>(path, params_.where("file"), env.socket);
+    if (capture_->interrupted()) return;
     const auto& records = capture_->records();
     template_packets_ = records.size();
     template_bytes_ = capture_->bytes();
@@ -121,13 +155,6 @@ void PcapSource::open(StageEnv& env) {
                      path, capture_->truncation(), template_packets_);
         count_event(truncated_event_);
     }
-    spdlog::debug("{}: loaded {} packets, {} bytes from {} in {:.1f} ms", env.node_name,
-                  template_packets_, template_bytes_, path, load_ms);
-
-    app_pool_ = env.pool->get();
-    app_room_ = static_cast<uint16_t>(rte_pktmbuf_data_room_size(app_pool_) - RTE_PKTMBUF_HEADROOM);
-    if (app_room_ == 0) throw std::logic_error("the app's packet pool has no data room");
-    port_ = env.port;
 
     // A frame needing more app mbufs than the pool holds would wait for ever: refuse it now.
     app_segments_.resize(records.size());
@@ -145,46 +172,39 @@ void PcapSource::open(StageEnv& env) {
         most = std::max(most, segs);
     }
     scratch_.resize(std::max<size_t>(most, std::min<size_t>(size_t(kBurstMax) * most, kBurstSegmentsMax)));
-
-    const double hz = double(rte_get_tsc_hz());
-    switch (pace_) {
-        case Pace::TopSpeed: cycles_per_unit_ = 0; break;
-        case Pace::PacketsPerSecond: cycles_per_unit_ = hz / rate_; break;
-        case Pace::BitsPerSecond: cycles_per_unit_ = hz * 8.0 / (rate_ * 1e6); break;
-        case Pace::CaptureTime: cycles_per_unit_ = hz / (rate_ * 1e9); break;
-    }
-    start_tsc_ = 0;
-    cursor_ = Cursor{};
     replaying_ = template_packets_ > 0;
 }
 
+void PcapSource::open_streamed(const std::string& path, uint64_t buffer_bytes, const StageEnv& env) {
+    // Records are not known in advance: room for a burst of the longest frame libpcap reads.
+    scratch_.resize(kBurstSegmentsMax);
+    CaptureStreamSpec spec;
+    spec.path = path;
+    spec.loops = loop_;
+    spec.buffer_bytes = buffer_bytes;
+    spec.app_room = app_room_;
+    spec.app_segments_max = std::min<uint32_t>({RTE_MBUF_MAX_NB_SEGS, env.pool->capacity(),
+                                                static_cast<uint32_t>(scratch_.size())});
+    spec.socket = env.socket;
+    CaptureFile::check_header(path, params_.where("file"));  // damaged records fail the node later
+    stream_ = std::make_unique<CaptureStream>(spec);
+    stream_->prime();
+    replaying_ = true;
+}
+
 // Due times count from the first produce(), in the unit the pace is given in.
-bool PcapSource::due(const Cursor& c, double elapsed_cycles) const {
+bool PcapSource::due(uint64_t packets, uint64_t bytes, uint64_t offset_ns, double elapsed_cycles) const {
     double units = 0;
     switch (pace_) {
         case Pace::TopSpeed: return true;
-        case Pace::PacketsPerSecond: units = double(c.packets); break;
-        case Pace::BitsPerSecond: units = double(c.bytes); break;
-        case Pace::CaptureTime:
-            units = double(c.loops_done) * double(capture_->duration_ns()) +
-                    double(capture_->records()[c.index].offset_ns);
-            break;
+        case Pace::PacketsPerSecond: units = double(packets); break;
+        case Pace::BitsPerSecond: units = double(bytes); break;
+        case Pace::CaptureTime: units = double(offset_ns); break;
     }
     return units * cycles_per_unit_ <= elapsed_cycles;
 }
 
-void PcapSource::advance(Cursor& c, uint32_t length) const {
-    ++c.packets;
-    c.bytes += length;
-    if (++c.index == template_packets_) {
-        c.index = 0;
-        ++c.loops_done;
-    }
-}
-
-void PcapSource::fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) const {
-    const CaptureRecord& r = capture_->records()[template_index];
-    const uint16_t nb = app_segments_[template_index];
+void PcapSource::fill(PacketDesc& d, const CaptureRecord& r, uint16_t nb, rte_mbuf** segs) const {
     rte_mbuf* head = segs[0];
     if (nb == 1 && r.segments == 1) {
         rte_memcpy(rte_pktmbuf_mtod(head, uint8_t*), r.data, r.length);
@@ -205,8 +225,65 @@ void PcapSource::fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) c
     d = PacketDesc{head, 0, nb == 1 ? saturate_length(r.length) : PacketDesc::kLengthSaturated, port_, 0};
 }
 
-SourceStatus PcapSource::produce(Burst& b) {
-    if (!replaying_ || finished(cursor_)) return SourceStatus::Done;
+// The preloaded templates, `loop` times over (for ever with loop 0), from the cursor on.
+struct PcapSource::PreloadedFeed {
+    PcapSource& src;
+
+    uint32_t ready(uint32_t want) const {
+        if (src.loop_ == 0) return want;
+        const uint64_t left = src.loop_ * src.template_packets_ - src.cursor_.packets;
+        return static_cast<uint32_t>(std::min<uint64_t>(want, left));
+    }
+    uint32_t index(uint32_t k) const {
+        const uint32_t i = src.cursor_.index + k;
+        return i < src.template_packets_ ? i : static_cast<uint32_t>(i % src.template_packets_);
+    }
+    const CaptureRecord& front(uint32_t k) const { return src.capture_->records()[index(k)]; }
+    uint16_t app_segments(uint32_t k) const { return src.app_segments_[index(k)]; }
+    uint64_t offset_ns(uint32_t k) const {
+        const uint64_t loops = src.cursor_.loops_done + (src.cursor_.index + k) / src.template_packets_;
+        return loops * src.capture_->duration_ns() + front(k).offset_ns;
+    }
+    // Templates of a large capture do not fit in cache: fetch the bytes of a packet a few
+    // ahead (the record says where they are, so no template header is read).
+    void prefetch(uint32_t k) const { rte_prefetch0(front(k).data); }
+    void consume(uint32_t n) {
+        const uint64_t at = uint64_t(src.cursor_.index) + n;
+        src.cursor_.loops_done += at / src.template_packets_;
+        src.cursor_.index = static_cast<uint32_t>(at % src.template_packets_);
+    }
+    bool done() const { return true; }  // ready() said 0: every loop went out
+};
+
+// The stream's ring: what the reader thread has queued so far.
+struct PcapSource::StreamedFeed {
+    PcapSource& src;
+    CaptureStream& stream;
+
+    uint32_t ready(uint32_t want) const { return stream.ready(want); }
+    const CaptureRecord& front(uint32_t k) const { return stream.front(k); }
+    uint16_t app_segments(uint32_t k) const {
+        return static_cast<uint16_t>((front(k).length + src.app_room_ - 1) / src.app_room_);
+    }
+    uint64_t offset_ns(uint32_t k) const { return front(k).offset_ns; }
+    void prefetch(uint32_t) const {}  // the reader just wrote them: still warm in a cache
+    void consume(uint32_t n) { stream.consume(n); }
+    bool done() {
+        if (!stream.drained()) return false;  // the reader is behind: Idle, not the end
+        if (!src.truncation_seen_ && !stream.truncation().empty()) {
+            src.truncation_seen_ = src.truncated_ = true;
+            spdlog::warn("{}: {}; replayed what came before the cut", src.params_.get_string("file"),
+                         stream.truncation());
+            src.count_event(src.truncated_event_);
+        }
+        return true;
+    }
+};
+
+template <typename Feed>
+SourceStatus PcapSource::replay(Feed& feed, Burst& b) {
+    const uint32_t ready = feed.ready(kBurstMax);
+    if (ready == 0) return feed.done() ? SourceStatus::Done : SourceStatus::Idle;
 
     double elapsed = 0;
     if (pace_ != Pace::TopSpeed) {
@@ -217,13 +294,16 @@ SourceStatus PcapSource::produce(Burst& b) {
 
     // Plan which packets go now: due, within the burst, within the scratch array.
     uint32_t segs_through[kBurstMax];  // app mbufs the first i+1 planned packets need
+    uint16_t nb_of[kBurstMax];
     uint16_t n = 0;
     uint32_t segs = 0;
-    const auto& records = capture_->records();
-    for (Cursor c = cursor_; n < kBurstMax && !finished(c); advance(c, records[c.index].length)) {
-        const uint16_t need = app_segments_[c.index];
-        if (segs + need > scratch_.size() || !due(c, elapsed)) break;
+    uint64_t bytes = cursor_.bytes;
+    for (uint32_t k = 0; k < ready; ++k) {
+        const uint16_t need = feed.app_segments(k);
+        if (segs + need > scratch_.size() || !due(cursor_.packets + k, bytes, feed.offset_ns(k), elapsed)) break;
+        bytes += feed.front(k).length;
         segs += need;
+        nb_of[n] = need;
         segs_through[n++] = segs;
     }
     if (n == 0) return SourceStatus::Idle;  // the next packet is not due yet
@@ -234,35 +314,44 @@ SourceStatus PcapSource::produce(Burst& b) {
         n /= 2;
     }
 
-    // Templates of a large capture do not fit in cache: fetch the bytes of a few packets
-    // ahead (the record says where they are, so no template header is read) while copying
-    // the current one.
     constexpr uint32_t kAhead = 4;
-    auto ahead = [&](uint32_t k) {
-        const uint32_t i = cursor_.index + k;
-        return records[i < template_packets_ ? i : i % template_packets_].data;
-    };
-    for (uint32_t k = 0; k < kAhead; ++k) rte_prefetch0(ahead(k));
+    for (uint32_t k = 0; k < kAhead && k < n; ++k) feed.prefetch(k);
     rte_mbuf** segs_of_packet = scratch_.data();
     for (uint16_t i = 0; i < n; ++i) {
-        rte_prefetch0(ahead(kAhead));
-        fill(b.d[i], cursor_.index, segs_of_packet);
-        segs_of_packet += app_segments_[cursor_.index];
-        advance(cursor_, records[cursor_.index].length);
+        if (i + kAhead < n) feed.prefetch(i + kAhead);
+        const CaptureRecord& r = feed.front(i);
+        fill(b.d[i], r, nb_of[i], segs_of_packet);
+        segs_of_packet += nb_of[i];
+        ++cursor_.packets;
+        cursor_.bytes += r.length;
     }
+    feed.consume(n);
     b.n = n;
     return SourceStatus::Produced;
+}
+
+SourceStatus PcapSource::produce(Burst& b) {
+    if (!replaying_) return SourceStatus::Done;
+    if (stream_) {
+        StreamedFeed feed{*this, *stream_};
+        return replay(feed, b);
+    }
+    PreloadedFeed feed{*this};
+    return replay(feed, b);
 }
 
 void PcapSource::close() {
     replaying_ = false;
     if (capture_) capture_->release();
+    if (stream_) stream_->stop();
 }
 
 uint32_t PcapSource::template_pool_capacity() const {
+    if (stream_) return stream_->pool_capacity();
     return capture_ ? capture_->pool_capacity() : 0;
 }
 uint32_t PcapSource::template_pool_available() const {
+    if (stream_) return stream_->pool_available();
     return capture_ ? capture_->pool_available() : 0;
 }
 
@@ -274,6 +363,13 @@ TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linu
                    .at_least(0),
                param<double>("speed", 0,
                              "pace by the capture's own timestamps times this; 1 = as recorded (0 = off)")
-                   .at_least(0));
+                   .at_least(0),
+               param<std::string>("preload", "auto",
+                                  "hold the whole capture in memory (true) or stream it from the file (false); "
+                                  "auto: preload when it fits preload_mb",
+                                  {"auto", "true", "false"}),
+               param<uint64_t>("preload_mb", 0,
+                               "memory a preloaded capture may take, MiB; 0 = half of what the process can "
+                               "take; also bounds a stream's buffers"));
 
 }  // namespace tp

@@ -4,22 +4,31 @@
 //   source: { stage: pcap, file: caps/web.pcap, loop: 10, mbps: 1000 }
 //
 // Parameters
-//   file   capture to replay (pcap or pcapng, link type EN10MB)            required
-//   loop   times the capture is replayed, 0 = until the app stops         default 1
-//   pps    pace at this many packets per second                           } at most one;
-//   mbps   pace at this many megabits of frame bytes per second           } none = top
-//   speed  pace by the capture's own timestamps times this (1 = recorded) } speed
+//   file        capture to replay (pcap or pcapng; see capture_file.hpp)      required
+//   loop        times the capture is replayed, 0 = until the app stops       default 1
+//   pps         pace at this many packets per second                         } at most one;
+//   mbps        pace at this many megabits of frame bytes per second         } none = top
+//   speed       pace by the capture's own timestamps times this (1 = recorded) } speed
+//   preload     true, false or auto: hold the whole capture in memory, or    default auto
+//               stream it from the file (preload_budget.hpp)
+//   preload_mb  the memory a preloaded capture may take, MiB (0 = half of    default 0
+//               what the process can take); also bounds a stream's buffers
 //
-// open() loads the whole file into template mbufs of a private pool before timing starts
-// (CaptureFile), so replay never reads the disk. produce() copies templates into fresh mbufs
-// from the app's pool, so downstream stages own and may edit what they receive; frames longer
-// than one app mbuf leave as chains. When the app pool is momentarily empty produce() returns
-// Idle and retries the same packets later: a replay never drops. Pacing compares the TSC with
-// each packet's due time and returns Idle when the next one is not due yet; it never sleeps.
-// Under `speed`, timestamps that go backwards or cannot be real replay as zero gaps.
+// Preloaded, open() loads the whole file into template mbufs of a private pool before timing
+// starts (CaptureFile), so replay never reads the disk. Streamed, open() starts a reader
+// thread that keeps a small pool of templates filled ahead of the replay (CaptureStream) and
+// waits until it is full; a record the reader finds damaged fails the node after the records
+// before it were replayed. Either way produce() copies templates into fresh mbufs from the
+// app's pool, so downstream stages own and may edit what they receive; frames longer than one
+// app mbuf leave as chains. When the app pool is momentarily empty, or a stream's reader is
+// behind, produce() returns Idle and retries later: a replay never drops. Pacing compares the
+// TSC with each packet's due time and returns Idle when the next one is not due yet; it never
+// sleeps. Under `speed`, timestamps that go backwards or cannot be real replay as zero gaps.
+// A stop request (Ctrl-C) while loading ends the load at once; the source then replays nothing.
 //
 // Events: `truncated_file` (the capture ended inside a record; the records before the cut are
-// replayed and a warning is logged once at open).
+// replayed and a warning is logged once: at open, or for a stream when the reader reaches the
+// cut).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +36,10 @@
 #include <string>
 #include <vector>
 
+#include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
+#include "stages/capture_file.hpp"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -36,8 +47,9 @@ struct rte_mempool;
 namespace tp {
 
 class CaptureFile;
+class CaptureStream;
 
-class PcapSource final : public Stage {
+class PcapSource final : public Stage, public PlansEmission {
 public:
     static constexpr StageKind kKind = StageKind::Source;
 
@@ -53,30 +65,41 @@ public:
     SourceStatus produce(Burst& b) override;
     void close() override;
 
-    // What open() loaded (stays valid after close()).
+    // True when open() chose to stream the capture rather than preload it.
+    bool streaming() const { return stream_ != nullptr; }
+    // What open() preloaded (stays valid after close()); 0 for a stream.
     uint64_t template_packets() const { return template_packets_; }
     uint64_t template_bytes() const { return template_bytes_; }
     bool truncated() const { return truncated_; }
-    // The private template pool, for accounting checks: full again once close() ran.
+    // For the progress line: loop x records of a preloaded capture, set by open() (a stream
+    // does not count its records ahead: no loop count, no time left).
+    EmitPlan emit_plan() const override { return EmitPlan{loop_ * template_packets_, template_packets_, loop_}; }
+    // The private template pool (preloaded or streamed), for accounting checks: full again
+    // once close() ran.
     uint32_t template_pool_capacity() const;
     uint32_t template_pool_available() const;
 
     enum class Pace { TopSpeed, PacketsPerSecond, BitsPerSecond, CaptureTime };
 
 private:
+    // Where records come from: the preloaded templates or the stream's ring (pcap_source.cpp).
+    struct PreloadedFeed;
+    struct StreamedFeed;
 
     // Position in the replay: which template is next, and how much has gone out.
     struct Cursor {
-        uint32_t index = 0;
-        uint64_t loops_done = 0;
+        uint32_t index = 0;       // preloaded: next template
+        uint64_t loops_done = 0;  // preloaded: passes completed
         uint64_t packets = 0;
         uint64_t bytes = 0;
     };
 
-    bool finished(const Cursor& c) const { return loop_ != 0 && c.loops_done == loop_; }
-    bool due(const Cursor& c, double elapsed_cycles) const;
-    void advance(Cursor& c, uint32_t length) const;
-    void fill(PacketDesc& d, uint32_t template_index, rte_mbuf** segs) const;
+    void open_preloaded(const std::string& path, const StageEnv& env);
+    void open_streamed(const std::string& path, uint64_t buffer_bytes, const StageEnv& env);
+    template <typename Feed>
+    SourceStatus replay(Feed& feed, Burst& b);
+    bool due(uint64_t packets, uint64_t bytes, uint64_t offset_ns, double elapsed_cycles) const;
+    void fill(PacketDesc& d, const CaptureRecord& r, uint16_t app_segments, rte_mbuf** segs) const;
 
     ParamValues params_;
     uint64_t loop_ = 1;
@@ -84,6 +107,7 @@ private:
     double rate_ = 0;  // pps, mbps or speed, by pace_
 
     std::unique_ptr<CaptureFile> capture_;
+    std::unique_ptr<CaptureStream> stream_;
     std::vector<uint16_t> app_segments_;  // app mbufs each template needs
     std::vector<rte_mbuf*> scratch_;      // fresh mbufs of one burst, sized at open
     rte_mempool* app_pool_ = nullptr;
@@ -99,6 +123,7 @@ private:
     uint64_t template_bytes_ = 0;
     bool truncated_ = false;
     uint16_t truncated_event_;
+    bool truncation_seen_ = false;  // a stream's cut was reported
 };
 
 }  // namespace tp

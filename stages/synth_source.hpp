@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
 
-class SynthSource final : public Stage {
+class SynthSource final : public Stage, public PlansEmission {
 public:
     static constexpr StageKind kKind = StageKind::Source;
     explicit SynthSource(const ParamValues& p);
@@ -30,6 +31,8 @@ public:
     // The prebuilt frames, one per distinct size and flow, and their bytes in all.
     size_t template_frames() const { return frames_.size(); }
     size_t template_bytes() const { return bytes_.size(); }
+    // For the progress line: `count`, when no duration may end the stream first.
+    EmitPlan emit_plan() const override { return EmitPlan{duration_ == 0 ? count_ : 0, 0, 0}; }
 
 private:
     static std::vector<uint16_t> size_pattern(const ParamValues& p);

@@ -2,8 +2,14 @@
 // and (for run) start EAL, run the app, print the report.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -15,6 +21,8 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/runtime/stop_request.hpp"
+#include "stages/load_progress.hpp"
+#include "tilepipe_version.h"
 
 namespace tp::cli {
 
@@ -28,6 +36,51 @@ struct RunArgs {
     LiveRunArgs live;
 };
 
+// The files the app's sources replay (a capture, a file a port device reads), once each.
+std::vector<std::string> captures_of(const AppConfig& app) {
+    std::vector<std::string> files;
+    for (const NodeConfig& n : app.pipeline)
+        if (n.stage->kind == StageKind::Source && n.stage->find_param("file") != nullptr) {
+            const std::string& f = n.params.get_string("file");
+            if (!f.empty() && std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+        }
+    return files;
+}
+
+// The command-line overrides as a user would type them again.
+std::vector<std::string> overrides_of(const AppArgs& a) {
+    std::vector<std::string> v;
+    if (!a.pcap.empty()) v.push_back("--pcap " + a.pcap);
+    if (a.loop_given) v.push_back("--loop " + std::to_string(a.loop));
+    if (!a.topology.empty()) v.push_back("--topology " + a.topology);
+    for (const std::string& s : a.sets) v.push_back("--set " + s);
+    return v;
+}
+
+// Worst first: lost packets or mbufs, then a failed node, then a signal that cut the run short.
+int exit_status_of(const RunReport& r) {
+    if (r.unaccounted != 0 || !r.pools_full()) return kExitAccounting;
+    if (!r.failures.empty()) return kExitRuntime;
+    if (r.header.interrupted) return kExitSignalBase + r.header.signal;
+    return kExitOk;
+}
+
+// The progress line: redrawn in place on a terminal, one line per interval otherwise (a log).
+struct ProgressPrinter {
+    bool terminal = isatty(STDERR_FILENO) == 1;
+    bool drawn = false;  // a line without its newline is on the terminal
+    void print(const std::string& line) {
+        if (terminal) std::fprintf(stderr, "\rprogress %s\033[K", line.c_str());
+        else std::fprintf(stderr, "progress %s\n", line.c_str());
+        std::fflush(stderr);
+        drawn = terminal;
+    }
+    void end() {
+        if (drawn) std::fputc('\n', stderr);
+        drawn = false;
+    }
+};
+
 int run(const RunArgs& args) {
     AppConfig app;
     std::optional<AppPlan> plan;
@@ -38,8 +91,10 @@ int run(const RunArgs& args) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitUsage;
     }
+    // `--json -`: the JSON goes to standard output, the table to standard error.
+    const bool json_to_stdout = args.json_out == "-";
     std::ofstream json_file;
-    if (!args.json_out.empty()) {
+    if (!args.json_out.empty() && !json_to_stdout) {
         json_file.open(args.json_out);
         if (!json_file) {
             std::fprintf(stderr, "tilepipe: --json %s: cannot write: %s\n", args.json_out.c_str(),
@@ -54,7 +109,11 @@ int run(const RunArgs& args) {
         return kExitUsage;
     }
     RunReport report;
+    auto progress = std::make_shared<ProgressPrinter>();
     try {
+        // Before sizing EAL memory: that reads large captures, and Ctrl-C stops the reading.
+        install_stop_signal_handlers();
+        LoadProgress::set_enabled(!args.quiet);
         EalOptions eal = eal_options_for(app, *plan);
         eal.user_args = args.eal;
         eal.verbose = spdlog::get_level() <= spdlog::level::debug;
@@ -63,42 +122,53 @@ int run(const RunArgs& args) {
         for (const auto& a : info.argv) argv += " " + a;
         spdlog::debug("EAL started:{}", argv);
 
-        install_stop_signal_handlers();
         AppRunner runner(app, std::move(*plan));
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
-        if (!args.quiet)
-            opts.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+        if (!args.quiet) opts.progress = [progress](const std::string& line) { progress->print(line); };
         LiveRun live(runner, args.live, stats_file.get());
         report = runner.run(opts);
         live.finish();
+        progress->end();
         // The runner (and its stages, channels and pools) is gone before the report prints.
     } catch (const LocatedError& e) {
+        progress->end();
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitRuntime;
     } catch (const std::exception& e) {
+        progress->end();
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitRuntime;
     }
-    std::fputs(format_table(report).c_str(), stdout);
+    report.header.version = TILEPIPE_VERSION;
+    report.header.config = args.app.conf;
+    report.header.captures = captures_of(app);
+    report.header.overrides = overrides_of(args.app);
+    report.header.exit_status = exit_status_of(report);
+    std::fputs(format_table(report).c_str(), json_to_stdout ? stderr : stdout);
     bool json_written = true;
-    if (json_file.is_open()) {
+    if (json_to_stdout) {
+        std::fflush(stderr);
+        std::cout << to_json(report).dump(2) << '\n' << std::flush;
+        json_written = static_cast<bool>(std::cout);
+    } else if (json_file.is_open()) {
         json_file << to_json(report).dump(2) << '\n';
         json_file.close();
-        if (json_file.fail()) {
-            json_written = false;
-            std::fprintf(stderr, "tilepipe: --json %s: cannot write the report: %s\n", args.json_out.c_str(),
-                         std::strerror(errno));
-        }
+        json_written = !json_file.fail();
     }
+    if (!json_written)
+        std::fprintf(stderr, "tilepipe: --json %s: cannot write the report: %s\n", args.json_out.c_str(),
+                     std::strerror(errno));
     for (const FailureReport& f : report.failures)
         std::fprintf(stderr, "tilepipe: node '%s' failed: %s\n", f.node.c_str(), f.error.c_str());
-    if (report.unaccounted != 0 || !report.pools_full()) {
+    if (report.header.exit_status == kExitAccounting)
         std::fprintf(stderr, "tilepipe: accounting failed: %lld packets unaccounted, pools %s\n",
                      (long long)report.unaccounted, report.pools_full() ? "full" : "not full");
-        return kExitAccounting;
-    }
-    return report.failures.empty() && json_written ? kExitOk : kExitRuntime;
+    if (report.header.interrupted)
+        std::fprintf(stderr, "tilepipe: interrupted by %s\n", report.header.signal == SIGINT ? "Ctrl-C (SIGINT)"
+                                                                                          : "SIGTERM");
+    if (!json_written && report.header.exit_status == kExitOk) return kExitRuntime;
+    return report.header.exit_status;
 }
 
 }  // namespace
@@ -107,7 +177,8 @@ void add_run(CLI::App& app, Action& action) {
     auto args = std::make_shared<RunArgs>();
     CLI::App* cmd = app.add_subcommand("run", "run an app and report its throughput");
     add_app_options(cmd, args->app);
-    cmd->add_option("--json", args->json_out, "also write the report as JSON to OUT");
+    cmd->add_option("--json", args->json_out,
+                    "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
     add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");

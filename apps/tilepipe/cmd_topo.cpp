@@ -1,6 +1,13 @@
 // `tilepipe topo CONF`: where an app would run — an ASCII map of the mesh with the node on
-// each tile and the CPU that tile runs on, then every channel with its hop count.
+// each tile and the CPU that tile runs on, then every channel with its hop count. The map
+// fits the output's width (folded into bands of columns) and names are never cut (a name too
+// long for its cell is listed in a legend under the map). `--json` writes the same plan.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -12,48 +19,100 @@ namespace tp::cli {
 
 namespace {
 
-constexpr int kCell = 12;  // characters per tile column
+// Characters a tile's column may take: a name longer than fits goes into the legend under the
+// map, and its cell shows the legend's key instead, so no name is ever cut.
+constexpr size_t kCellMin = 7;
+constexpr size_t kCellMax = 18;
+constexpr size_t kRowLabel = 6;  // "y=12  "
 
-std::string cell(std::string s) {
-    if (s.size() > kCell - 1) s = s.substr(0, kCell - 2) + "~";
-    return s + std::string(kCell - s.size(), ' ');
+// The width the map may use: $COLUMNS, else the terminal's, else 80 (a pipe, a file).
+size_t output_width() {
+    if (const char* c = std::getenv("COLUMNS")) {
+        char* end = nullptr;
+        const long n = std::strtol(c, &end, 10);
+        if (end != c && *end == '\0' && n > 0) return static_cast<size_t>(n);
+    }
+    winsize ws{};
+    if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
 }
 
-std::string render(const AppConfig& app, const AppPlan& plan) {
+std::string pad(std::string s, size_t width) {
+    if (s.size() < width) s += std::string(width - s.size(), ' ');
+    return s;
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
     const Topology& t = plan.topology;
     std::vector<std::string> node_at(static_cast<size_t>(t.tiles()));
     std::vector<int> cpu_at(static_cast<size_t>(t.tiles()), -1);
     const auto& nodes = plan.graph.nodes;
+    size_t longest = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
         const auto tile = static_cast<size_t>(plan.tile_of_node[i]);
         node_at[tile] = nodes[i].name;
         cpu_at[tile] = plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]];
+        longest = std::max(longest, nodes[i].name.size());
     }
+    // Wide enough for the longest name when that is reasonable, and for "x=NN", "cpuNN"; narrower
+    // (long names in the legend) when that fits every column in the width, which folding cannot.
+    const size_t narrowest = std::max(kCellMin, std::to_string(t.width()).size() + 4);
+    const size_t ideal = std::clamp(longest + 2, narrowest, kCellMax);
+    const size_t fitting = (width > kRowLabel ? width - kRowLabel : 0) / static_cast<size_t>(t.width());
+    const size_t cell = fitting >= ideal || fitting < narrowest ? ideal : fitting;
+    std::vector<std::string> legend;
+    std::vector<std::string> label_at(node_at.size());
+    for (size_t tile = 0; tile < node_at.size(); ++tile) {
+        if (node_at[tile].size() + 1 <= cell) {
+            label_at[tile] = node_at[tile];
+        } else {
+            label_at[tile] = "[" + std::to_string(legend.size() + 1) + "]";
+            legend.push_back(label_at[tile] + " " + node_at[tile]);
+        }
+    }
+
     std::string s = "app " + app.name + " on " + t.name() + " (" + t.summary() + "; " +
                     std::to_string(t.usable()) + " usable tiles), placement " + app.placement + ", " +
                     std::to_string(plan.threads.cpu_of_thread.size()) + " thread(s) on " +
                     std::to_string(plan.cpus) + " CPU(s)\n";
-    s += "      ";
-    for (int x = 0; x < t.width(); ++x) s += cell("x=" + std::to_string(x));
-    s += "\n";
-    for (int y = 0; y < t.height(); ++y) {
-        std::string names = cell("y=" + std::to_string(y)).substr(0, 6), cpus = "      ";
-        for (int x = 0; x < t.width(); ++x) {
-            const int id = t.tile_at({x, y});
-            const auto tile = static_cast<size_t>(id);
-            if (t.reserved(id)) names += cell("##"), cpus += cell("");
-            else if (node_at[tile].empty()) names += cell("."), cpus += cell(t.cpu_of(id) >= 0 ? "cpu" + std::to_string(t.cpu_of(id)) : "");
-            else names += cell(node_at[tile]), cpus += cell("cpu" + std::to_string(cpu_at[tile]));
+    // A mesh wider than the output is folded: bands of as many columns as fit, one under another.
+    const size_t per_band = std::max<size_t>(1, (width > kRowLabel ? width - kRowLabel : 0) / cell);
+    for (int x0 = 0; x0 < t.width(); x0 += static_cast<int>(per_band)) {
+        const int x1 = std::min(t.width(), x0 + static_cast<int>(per_band));
+        if (x0 > 0) s += "\n";
+        std::string header(kRowLabel, ' ');
+        for (int x = x0; x < x1; ++x) header += pad("x=" + std::to_string(x), cell);
+        s += trimmed(header) + "\n";
+        for (int y = 0; y < t.height(); ++y) {
+            std::string names = pad("y=" + std::to_string(y), kRowLabel), cpus(kRowLabel, ' ');
+            for (int x = x0; x < x1; ++x) {
+                const int id = t.tile_at({x, y});
+                const auto tile = static_cast<size_t>(id);
+                if (t.reserved(id)) names += pad("##", cell), cpus += pad("", cell);
+                else if (node_at[tile].empty()) names += pad(".", cell), cpus += pad(t.cpu_of(id) >= 0 ? "cpu" + std::to_string(t.cpu_of(id)) : "", cell);
+                else names += pad(label_at[tile], cell), cpus += pad("cpu" + std::to_string(cpu_at[tile]), cell);
+            }
+            s += trimmed(names) + "\n" + trimmed(cpus) + "\n";
         }
-        s += names + "\n" + cpus + "\n";
     }
-    s += "(## reserved, . free)\nchannels:\n";
+    s += "(## reserved, . free)\n";
+    for (const std::string& l : legend) s += l + "\n";
+    s += "channels:\n";
+    size_t from_w = 0, to_w = 0;
     for (const auto& l : plan.links) {
-        char line[200];
-        std::snprintf(line, sizeof line, "  %-14s -> %-14s %-9s %5u slots  %d hop%s\n",
-                      nodes[l.from].name.c_str(), nodes[l.to].name.c_str(), l.transport.c_str(),
-                      l.capacity, l.hops, l.hops == 1 ? "" : "s");
-        s += line;
+        from_w = std::max(from_w, nodes[l.from].name.size());
+        to_w = std::max(to_w, nodes[l.to].name.size());
+    }
+    for (const auto& l : plan.links) {
+        char tail[80];
+        std::snprintf(tail, sizeof tail, " %-9s %5u slots  %d hop%s", l.transport.c_str(), l.capacity, l.hops,
+                      l.hops == 1 ? "" : "s");
+        s += "  " + pad(nodes[l.from].name, from_w) + " -> " + pad(nodes[l.to].name, to_w) + tail + "\n";
     }
     char cost[80];
     std::snprintf(cost, sizeof cost, "total hops %d\n", [&] {
@@ -101,7 +160,7 @@ void add_topo(CLI::App& app, Action& action) {
             try {
                 const AppConfig app = load_app(*args);
                 const AppPlan plan = plan_app(app);
-                std::fputs(render(app, plan).c_str(), stdout);
+                std::fputs(render(app, plan, output_width()).c_str(), stdout);
                 if (!json_out->empty()) {
                     std::ofstream out(*json_out);
                     if (!(out << as_json(app, plan).dump(2) << '\n')) {

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <thread>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/metrics/emit_plan.hpp"
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/stop_request.hpp"
@@ -230,53 +233,149 @@ AppRunner::~AppRunner() {
     links_.clear();
 }
 
-std::string AppRunner::progress_line(double seconds) const {
-    uint64_t packets = 0, bytes = 0;
+namespace {
+// UTC, ISO 8601, to the second: "2026-11-25T09:37:55Z".
+std::string utc_iso8601(std::chrono::system_clock::time_point t) {
+    const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    char s[32];
+    std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return s;
+}
+}  // namespace
+
+namespace {
+// Where a sink's packets went, from its parameters: a file (pcap_out), device(s) (port_out), or
+// nowhere (drop).
+void sink_output(const NodeConfig& nc, StageReport& s) {
+    const auto given = [&](const char* name) {
+        return nc.stage->find_param(name) != nullptr && !nc.params.get_string(name).empty();
+    };
+    if (given("file")) {
+        s.output = nc.params.get_string("file");
+    } else if (given("devices") || given("device")) {
+        s.output = nc.params.get_string(given("devices") ? "devices" : "device");
+        s.output_is_device = true;
+    }
+}
+}  // namespace
+
+AppRunner::TrafficClock AppRunner::traffic_clock() const {
+    TrafficClock c;
+    for (const auto& in : instances_) {
+        const StageStats& st = in.stage->stats();
+        const uint64_t first = st.first_tsc.get(), last = st.last_tsc.get();
+        if (first == 0) continue;
+        if (in.stage->kind() == StageKind::Source) {
+            c.first_emit = c.first_emit == 0 ? first : std::min(c.first_emit, first);
+            c.last_emit = std::max(c.last_emit, last);
+        } else if (in.stage->kind() == StageKind::Sink) {
+            c.last_sink = std::max(c.last_sink, last);
+        } else {
+            c.last_other = std::max(c.last_other, last);
+        }
+    }
+    return c;
+}
+
+ProgressSample AppRunner::progress_sample() const {
+    ProgressSample p;
     for (const auto& in : instances_)
         if (in.stage->kind() == StageKind::Source) {
-            packets += in.stage->stats().out.get();
-            bytes += in.stage->stats().bytes_out.get();
+            p.packets += in.stage->stats().out.get();
+            p.bytes += in.stage->stats().bytes_out.get();
         }
-    char line[160];
-    std::snprintf(line, sizeof line, "%7.1f s %14llu packets %9.3f Mpps %9.3f Gb/s", seconds,
-                  (unsigned long long)packets, seconds > 0 ? packets / seconds / 1e6 : 0.0,
-                  seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0);
-    return line;
+    const TrafficClock c = traffic_clock();
+    if (c.first_emit != 0) p.seconds = double(rte_rdtsc() - c.first_emit) / double(rte_get_tsc_hz());
+    return p;
+}
+
+EmitPlan AppRunner::emit_plan() const {
+    // Summed over the sources; a length (or a loop size) is known only when every source knows it.
+    EmitPlan sum;
+    bool length = true, loops = true;
+    for (const auto& in : instances_) {
+        if (in.stage->kind() != StageKind::Source) continue;
+        const auto* planned = dynamic_cast<const PlansEmission*>(in.stage.get());
+        const EmitPlan p = planned != nullptr ? planned->emit_plan() : EmitPlan{};
+        length &= p.packets != 0;
+        loops &= p.per_loop != 0;
+        sum.packets += p.packets;
+        sum.per_loop += p.per_loop;
+        sum.loops = std::max(sum.loops, p.loops);
+    }
+    if (!length) sum.packets = 0;
+    if (!loops) sum.per_loop = sum.loops = 0;
+    return sum;
 }
 
 RunReport AppRunner::run(const RunOptions& opts) {
     using clock = std::chrono::steady_clock;
+    const auto wall_start = std::chrono::system_clock::now();
     scheduler_->start();
     started_at_.store(scheduler_->start_time().time_since_epoch().count(), std::memory_order_release);
-    auto next_report = scheduler_->start_time() + std::chrono::seconds(2);
+    auto next_report = scheduler_->start_time() + opts.progress_after;
+    const EmitPlan plan = opts.progress ? emit_plan() : EmitPlan{};
+    ProgressSample before;
     while (!scheduler_->finished()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (opts.progress && clock::now() >= next_report) {
-            opts.progress(progress_line(std::chrono::duration<double>(clock::now() - scheduler_->start_time()).count()));
-            next_report += std::chrono::seconds(1);
+            const ProgressSample now = progress_sample();
+            opts.progress(format_progress(now, before, plan));
+            before = now;
+            next_report += opts.progress_every;
         }
     }
     scheduler_->join();
+    const int signal = stop_signal();
     // A failed tile asked the run to stop; the request ends with the run that made it.
     for (const auto& t : tasks_)
         if (t->failed()) clear_stop_request();
-    const double seconds =
-        std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count();
-    return collect(seconds);
+    RunReport r = collect(std::chrono::duration<double>(clock::now() - created_).count());
+    r.header.start_time = utc_iso8601(wall_start);
+    r.header.interrupted = signal != 0;
+    r.header.signal = signal;
+    return r;
 }
 
-RunReport AppRunner::collect(double seconds, bool live) const {
+RunReport AppRunner::collect(double wall_seconds, bool live) const {
     const AppGraph& g = plan_.graph;
     RunReport r;
     r.app = app_.name;
-    r.seconds = seconds;
-    r.topology = plan_.topology.name();
+    r.header.topology = plan_.topology.name();
     r.threads = scheduler_->threads();
-    const double run_cycles = seconds * double(rte_get_tsc_hz());
+    // The timed window: first packet emitted to the last a sink took (or, when no sink took
+    // any, the last a stage handled: everything was dropped on the way).
+    const double hz = double(rte_get_tsc_hz());
+    const TrafficClock c = traffic_clock();
+    uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    uint64_t last_emit = c.last_emit;
+    if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
+    if (c.first_emit != 0) {
+        r.seconds = double(end - c.first_emit) / hz;
+        r.offered_seconds = double(last_emit - c.first_emit) / hz;
+    }
+    r.setup_s = std::max(0.0, wall_seconds - r.seconds);
+    const double window_cycles = r.seconds * hz;
+    std::vector<double> busy(g.nodes.size(), 0.0);
     for (size_t n = 0; n < g.nodes.size(); ++n) {
+        const GraphNode& node = g.nodes[n];
         const TileXY xy = plan_.topology.xy(plan_.tile_of_node[n]);
-        r.tiles.push_back(TileReport{g.nodes[n].name, xy.x, xy.y, scheduler_->cpu(plan_.threads.thread_of_node[n]),
-                                     run_cycles > 0 ? double(tasks_[n]->busy_cycles()) / run_cycles : 0.0});
+        // Polls that moved work fall in the window but for the end-of-stream ones: at most 1.
+        busy[n] = window_cycles > 0 ? std::min(1.0, double(tasks_[n]->busy_cycles()) / window_cycles) : 0.0;
+        TileReport t;
+        t.node = node.name;
+        if (node.stages.empty())
+            t.role = node.role == NodeRole::MapCollector || (node.role == NodeRole::Stages && node.dispatch == Dispatch::Single)
+                         ? "collector" : "emitter";
+        t.tile_x = xy.x;
+        t.tile_y = xy.y;
+        t.cpu = scheduler_->cpu(plan_.threads.thread_of_node[n]);
+        t.busy_fraction = busy[n];
+        t.packets = tasks_[n]->passed_packets();
+        t.bytes = tasks_[n]->passed_bytes();
+        r.tiles.push_back(std::move(t));
     }
     for (const PlannedLink& l : plan_.links)
         r.channels.push_back(ChannelReport{g.nodes[l.from].name, g.nodes[l.to].name, l.transport, l.capacity, l.hops});
@@ -301,9 +400,9 @@ RunReport AppRunner::collect(double seconds, bool live) const {
         s.drops = st.drops.get();
         s.bytes = st.bytes_out.get();
         s.cycles = st.cycles.get();
-        // Busy: the share of the run this stage spent in produce()/process() rather than
-        // polling empty inputs or waiting for room.
-        s.busy = seconds > 0 ? double(s.cycles) / (seconds * double(rte_get_tsc_hz())) : 0.0;
+        // One definition of busy: the node's. A stage's own share is its cycles per packet.
+        s.busy_fraction = busy[in.node];
+        if (in.stage->kind() == StageKind::Sink) sink_output(*in.config, s);
         for (size_t i = 0; i < in.stage->drop_reasons().size(); ++i)
             s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < in.stage->events().size(); ++i)
@@ -316,7 +415,10 @@ RunReport AppRunner::collect(double seconds, bool live) const {
             s.lost_before = st.lost_before.get();
             r.lost_before_source += s.lost_before;
         }
-        if (in.stage->kind() == StageKind::Sink) r.delivered += s.out;
+        if (in.stage->kind() == StageKind::Sink) {
+            r.delivered += s.out;
+            r.delivered_bytes += s.bytes;
+        }
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/metrics/live_view.hpp"
+#include "framework/metrics/progress_line.hpp"
 #include "framework/metrics/run_report.hpp"
 #include "framework/patterns/packet_map.hpp"
 #include "framework/runtime/node_task.hpp"
@@ -27,8 +29,11 @@
 namespace tp {
 
 struct RunOptions {
-    // Called about once a second while a run lasts longer than 2 s (nullptr: silent).
+    // Called with a progress line (format_progress) every `progress_every` once the run has
+    // lasted `progress_after` (nullptr: silent).
     std::function<void(const std::string&)> progress;
+    std::chrono::milliseconds progress_after{2000};
+    std::chrono::milliseconds progress_every{1000};
 };
 
 // EAL settings the app needs: memory for its pools and stages.
@@ -60,10 +65,19 @@ private:
         size_t node;  // graph node
         std::unique_ptr<Stage> stage;
     };
-    // `live`: while tiles run, so only what they publish with relaxed atomics (live_view()).
-    RunReport collect(double seconds, bool live = false) const;
-    std::string progress_line(double seconds) const;
+    // The sources' first and last emit and the other stages' last burst (TSC, 0 = none).
+    struct TrafficClock {
+        uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
+    };
+    TrafficClock traffic_clock() const;
+    ProgressSample progress_sample() const;
+    EmitPlan emit_plan() const;
+    // `live`: while tiles may run, so only what they publish with relaxed atomics, and the
+    // windows end now (live_view()).
+    RunReport collect(double wall_seconds, bool live = false) const;
 
+    // First member: setup_s counts from the start of construction (captures, tables, devices).
+    std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
     AppConfig app_;
     AppPlan plan_;
     std::unique_ptr<MbufPool> pool_;

@@ -8,10 +8,8 @@ namespace tp {
 nlohmann::json interval_json(const RunReport& delta, int interval, double t, const std::vector<int64_t>& queued) {
     nlohmann::json j = to_json(delta);
     // What describes the end of a run has no meaning for an interval of it.
-    for (const char* end_only : {"unaccounted", "pools", "pools_full", "failures"}) {
-        j.erase(end_only);
-        if (j.contains("header") && j["header"].is_object()) j["header"].erase(end_only);
-    }
+    // What describes the run as a whole (its header, setup time) is in the final report.
+    for (const char* end_only : {"unaccounted", "pools", "pools_full", "failures", "header", "setup_s"}) j.erase(end_only);
     j["interval"] = interval;
     j["t"] = t;
     if (j.contains("channels") && j["channels"].is_array())

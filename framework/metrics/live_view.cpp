@@ -3,7 +3,7 @@
 namespace tp {
 
 namespace {
-// busy = cycles / (seconds * tsc_hz), so busy * seconds is the busy time: the interval's
+// busy_fraction = cycles / (seconds * tsc_hz), so busy_fraction * seconds is the busy time: the interval's
 // share is the difference of those over the interval's length.
 double busy_between(double busy_now, double s_now, double busy_before, double s_before) {
     const double dt = s_now - s_before;
@@ -18,6 +18,9 @@ uint64_t minus(uint64_t now, uint64_t before) { return now >= before ? now - bef
 RunReport report_delta(const RunReport& now, const RunReport& before) {
     RunReport d = now;
     d.seconds = now.seconds - before.seconds;
+    d.offered_seconds = now.offered_seconds - before.offered_seconds;
+    d.setup_s = 0;
+    d.delivered_bytes = minus(now.delivered_bytes, before.delivered_bytes);
     d.packets = minus(now.packets, before.packets);
     d.bytes = minus(now.bytes, before.bytes);
     d.drops = minus(now.drops, before.drops);
@@ -34,14 +37,19 @@ RunReport report_delta(const RunReport& now, const RunReport& before) {
         s.bytes = minus(s.bytes, b.bytes);
         s.cycles = minus(s.cycles, b.cycles);
         s.lost_before = minus(s.lost_before, b.lost_before);
-        s.busy = busy_between(s.busy, now.seconds, b.busy, before.seconds);
+        s.busy_fraction = busy_between(s.busy_fraction, now.seconds, b.busy_fraction, before.seconds);
         for (auto& [reason, n] : s.drop_reasons)
             if (auto it = b.drop_reasons.find(reason); it != b.drop_reasons.end()) n = minus(n, it->second);
         for (auto& [event, n] : s.events)
             if (auto it = b.events.find(event); it != b.events.end()) n = minus(n, it->second);
     }
-    for (size_t i = 0; i < d.tiles.size() && i < before.tiles.size(); ++i)
-        d.tiles[i].busy = busy_between(d.tiles[i].busy, now.seconds, before.tiles[i].busy, before.seconds);
+    for (size_t i = 0; i < d.tiles.size() && i < before.tiles.size(); ++i) {
+        TileReport& t = d.tiles[i];
+        const TileReport& b = before.tiles[i];
+        t.busy_fraction = busy_between(t.busy_fraction, now.seconds, b.busy_fraction, before.seconds);
+        t.packets = minus(t.packets, b.packets);
+        t.bytes = minus(t.bytes, b.bytes);
+    }
     return d;
 }
 

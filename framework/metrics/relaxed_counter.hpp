@@ -17,6 +17,8 @@ public:
     void inc() { add(1); }
     uint64_t get() const { return v_.load(std::memory_order_relaxed); }
     void reset() { v_.store(0, std::memory_order_relaxed); }
+    // For a value that is not a sum (a TSC timestamp): same single writer, same relaxed readers.
+    void set(uint64_t v) { v_.store(v, std::memory_order_relaxed); }
 
 private:
     std::atomic<uint64_t> v_{0};

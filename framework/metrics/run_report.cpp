@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "framework/metrics/text_table.hpp"
+#include "framework/metrics/units.hpp"
+
 namespace tp {
 
 namespace {
@@ -10,12 +13,59 @@ namespace {
 // the wire beyond what a capture holds.
 constexpr uint64_t kL1Overhead = 24;
 
-// One line per output port of a sink that sends by port: "    port 1 -> net_null1: 40 packets".
-std::string format_ports(const StageReport& st) {
-    std::string s;
+double per_second(double v, double seconds) { return seconds > 0 ? v / seconds : 0.0; }
+double l1_bits(uint64_t bytes, uint64_t packets) { return double(bytes + packets * kL1Overhead) * 8; }
+
+// "51.30 Mpps, 26.27 Gb/s L2, 36.12 Gb/s L1"
+std::string rates(uint64_t packets, uint64_t bytes, double seconds) {
+    return format_packet_rate(per_second(double(packets), seconds)) + ", " +
+           format_bit_rate(per_second(double(bytes) * 8, seconds)) + " L2, " +
+           format_bit_rate(per_second(l1_bits(bytes, packets), seconds)) + " L1";
+}
+
+// What a sink did with what it was handed, in words.
+std::string sink_action(const StageReport& st) {
+    const std::string n = std::to_string(st.out) + (st.out == 1 ? " packet" : " packets");
+    if (st.output.empty()) return "freed " + n + " (delivered, sent nowhere)";
+    if (st.output_is_device) return "transmitted " + n + " on " + st.output;
+    return "wrote " + n + " to " + st.output;
+}
+
+std::vector<std::string> notes(const StageReport& st) {
+    std::vector<std::string> v;
+    if (st.kind == "sink") v.push_back(sink_action(st));
+    for (const auto& [why, n] : st.drop_reasons)
+        if (n != 0) v.push_back("drop " + why + ": " + std::to_string(n));
+    for (const auto& [what, n] : st.events)
+        if (n != 0) v.push_back(what + ": " + std::to_string(n));
+    if (st.lost_before != 0) v.push_back("lost before source: " + std::to_string(st.lost_before));
+    // One line per output port of a sink that sends by port: "port 1 -> net_null1: 40 packets".
     for (const PortTx& p : st.ports)
-        s += "    port " + std::to_string(p.port) + " -> " + p.to + ": " + std::to_string(p.packets) + " packets\n";
+        v.push_back("port " + std::to_string(p.port) + " -> " + p.to + ": " + std::to_string(p.packets) + " packets");
+    return v;
+}
+
+std::string tile_xy(int x, int y) { return "[" + std::to_string(x) + "," + std::to_string(y) + "]"; }
+
+std::string percent(double fraction) {
+    char s[16];
+    std::snprintf(s, sizeof s, "%.0f%%", fraction * 100);
     return s;
+}
+
+std::string cycles(double c) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f", c);
+    return s;
+}
+
+std::string pools_line(const RunReport& r) {
+    uint64_t capacity = 0, available = 0;
+    for (const auto& p : r.pools) capacity += p.capacity, available += p.available;
+    if (r.pools_full())
+        return "pools full (every mbuf back: " + std::to_string(available) + " of " + std::to_string(capacity) + ")";
+    return "pools NOT FULL: " + std::to_string(capacity - available) + " of " + std::to_string(capacity) +
+           " mbufs never returned (leaked)";
 }
 
 nlohmann::json ports_json(const StageReport& st) {
@@ -24,18 +74,19 @@ nlohmann::json ports_json(const StageReport& st) {
         ports.push_back({{"port", p.port}, {"to", p.to}, {"packets", p.packets}});
     return ports;
 }
-}
+}  // namespace
 
 double StageReport::cycles_per_packet() const {
     const uint64_t n = kind == "source" ? out : in;
     return n == 0 ? 0.0 : double(cycles) / double(n);
 }
 
-double RunReport::mpps() const { return seconds > 0 ? double(packets) / seconds / 1e6 : 0.0; }
-double RunReport::gbps_l2() const { return seconds > 0 ? double(bytes) * 8 / seconds / 1e9 : 0.0; }
-double RunReport::gbps_l1() const {
-    return seconds > 0 ? double(bytes + packets * kL1Overhead) * 8 / seconds / 1e9 : 0.0;
-}
+double RunReport::mpps() const { return per_second(double(delivered), seconds) / 1e6; }
+double RunReport::gbps_l2() const { return per_second(double(delivered_bytes) * 8, seconds) / 1e9; }
+double RunReport::gbps_l1() const { return per_second(l1_bits(delivered_bytes, delivered), seconds) / 1e9; }
+double RunReport::offered_mpps() const { return per_second(double(packets), offered_seconds) / 1e6; }
+double RunReport::offered_gbps_l2() const { return per_second(double(bytes) * 8, offered_seconds) / 1e9; }
+double RunReport::offered_gbps_l1() const { return per_second(l1_bits(bytes, packets), offered_seconds) / 1e9; }
 bool RunReport::pools_full() const {
     for (const auto& p : pools)
         if (p.available != p.capacity) return false;
@@ -43,38 +94,39 @@ bool RunReport::pools_full() const {
 }
 
 std::string format_table(const RunReport& r) {
-    std::string s;
-    char line[256];
-    std::snprintf(line, sizeof line, "app %s: %llu packets, %llu bytes in %.3f s: %.3f Mpps, %.3f Gb/s (L2), %.3f Gb/s (L1)\n",
-                  r.app.c_str(), (unsigned long long)r.packets, (unsigned long long)r.bytes, r.seconds,
-                  r.mpps(), r.gbps_l2(), r.gbps_l1());
-    s += line;
-    std::snprintf(line, sizeof line, "%-16s %-10s %7s %4s %12s %12s %10s %8s %6s\n", "node", "stage", "tile",
-                  "cpu", "in", "out", "drops", "cyc/pkt", "busy");
-    s += line;
-    for (const auto& st : r.stages) {
-        const std::string tile = "[" + std::to_string(st.tile_x) + "," + std::to_string(st.tile_y) + "]";
-        std::snprintf(line, sizeof line, "%-16s %-10s %7s %4d %12llu %12llu %10llu %8.1f %5.0f%%\n",
-                      st.name.c_str(), st.stage.c_str(), tile.c_str(), st.cpu, (unsigned long long)st.in,
-                      (unsigned long long)st.out, (unsigned long long)st.drops, st.cycles_per_packet(),
-                      st.busy * 100);
-        s += line;
-        for (const auto& [why, n] : st.drop_reasons)
-            if (n != 0) s += "    drop " + why + ": " + std::to_string(n) + "\n";
-        for (const auto& [what, n] : st.events)
-            if (n != 0) s += "    " + what + ": " + std::to_string(n) + "\n";
-        if (st.lost_before != 0) s += "    lost before source: " + std::to_string(st.lost_before) + "\n";
-        s += format_ports(st);
-    }
+    std::string s = "app " + r.app;
+    if (r.header.interrupted) s += " (interrupted)";
+    s += ": " + std::to_string(r.delivered) + " packets delivered in " + format_duration(r.seconds) + ": " +
+         rates(r.delivered, r.delivered_bytes, r.seconds) + "\n";
+    s += "  offered " + std::to_string(r.packets) + " packets (" + std::to_string(r.bytes) + " bytes) in " +
+         format_duration(r.offered_seconds) + ": " + rates(r.packets, r.bytes, r.offered_seconds) + "; setup " +
+         format_duration(r.setup_s) + " (outside the timed window)\n";
+
+    TextTable t;
+    using A = TextTable::Align;
+    for (const char* h : {"node", "stage"}) t.add_column(h, A::Left);
+    for (const char* h : {"tile", "cpu", "in", "out", "drops", "cyc/pkt", "busy"}) t.add_column(h, A::Right);
+    for (const auto& st : r.stages)
+        t.add_row({st.name, st.stage, tile_xy(st.tile_x, st.tile_y), std::to_string(st.cpu), std::to_string(st.in),
+                   std::to_string(st.out), std::to_string(st.drops), cycles(st.cycles_per_packet()),
+                   percent(st.busy_fraction)},
+                  notes(st));
+    // Emitters and collectors run no stage: they pass every packet they take.
+    for (const auto& tl : r.tiles)
+        if (!tl.role.empty())
+            t.add_row({tl.node, "(" + tl.role + ")", tile_xy(tl.tile_x, tl.tile_y), std::to_string(tl.cpu),
+                       std::to_string(tl.packets), std::to_string(tl.packets), "0", "-", percent(tl.busy_fraction)});
+    s += t.str();
+
     for (const auto& f : r.failures)
         s += "node '" + f.node + "' failed: " + f.error + " (" + std::to_string(f.dropped) +
              " packets in flight dropped)\n";
-    std::snprintf(line, sizeof line, "delivered %llu, dropped %llu, unaccounted %lld; pools %s\n",
-                  (unsigned long long)r.delivered, (unsigned long long)r.drops, (long long)r.unaccounted,
-                  r.pools_full() ? "full" : "NOT FULL (mbufs leaked)");
-    s += line;
+    s += "delivered " + std::to_string(r.delivered) + ", dropped " + std::to_string(r.drops) + ", unaccounted " +
+         std::to_string(r.unaccounted) + "; " + pools_line(r) + "\n";
     if (r.lost_before_source != 0)
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
+    if (r.header.interrupted)
+        s += "interrupted: the sources stopped early on a signal; what was in flight drained to the sinks\n";
     return s;
 }
 
@@ -90,16 +142,23 @@ nlohmann::json to_json(const RunReport& r) {
                           {"out", st.out},
                           {"drops", st.drops},
                           {"bytes", st.bytes},
-                          {"busy", st.busy},
+                          {"busy_fraction", st.busy_fraction},
                           {"cycles_per_packet", st.cycles_per_packet()},
                           {"lost_before", st.lost_before},
                           {"drop_reasons", st.drop_reasons},
-                          {"events", st.events}});
+                          {"events", st.events},
+                          {"output", st.output}});
         if (!st.ports.empty()) stages.back()["ports"] = ports_json(st);
     }
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles)
-        tiles.push_back({{"node", t.node}, {"tile", {t.tile_x, t.tile_y}}, {"cpu", t.cpu}, {"busy", t.busy}});
+        tiles.push_back({{"node", t.node},
+                         {"role", t.role},
+                         {"tile", {t.tile_x, t.tile_y}},
+                         {"cpu", t.cpu},
+                         {"busy_fraction", t.busy_fraction},
+                         {"packets", t.packets},
+                         {"bytes", t.bytes}});
     nlohmann::json channels = nlohmann::json::array();
     for (const auto& c : r.channels)
         channels.push_back({{"from", c.from}, {"to", c.to}, {"transport", c.transport},
@@ -110,20 +169,35 @@ nlohmann::json to_json(const RunReport& r) {
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& f : r.failures)
         failures.push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
-    return {{"app", r.app},
+    const RunHeader& h = r.header;
+    const nlohmann::json header = {{"version", h.version},
+                                   {"config", h.config},
+                                   {"captures", h.captures},
+                                   {"overrides", h.overrides},
+                                   {"topology", h.topology},
+                                   {"start_time", h.start_time},
+                                   {"interrupted", h.interrupted},
+                                   {"exit_status", h.exit_status}};
+    return {{"header", header},
+            {"app", r.app},
             {"packets", r.packets},
             {"bytes", r.bytes},
             {"seconds", r.seconds},
+            {"setup_s", r.setup_s},
             {"mpps", r.mpps()},
             {"gbps_l2", r.gbps_l2()},
             {"gbps_l1", r.gbps_l1()},
+            {"offered_seconds", r.offered_seconds},
+            {"offered_mpps", r.offered_mpps()},
+            {"offered_gbps_l2", r.offered_gbps_l2()},
+            {"offered_gbps_l1", r.offered_gbps_l1()},
             {"drops", r.drops},
             {"delivered", r.delivered},
+            {"delivered_bytes", r.delivered_bytes},
             {"unaccounted", r.unaccounted},
             {"lost_before_source", r.lost_before_source},
             {"failures", failures},
             {"pools_full", r.pools_full()},
-            {"topology", r.topology},
             {"threads", r.threads},
             {"stages", stages},
             {"tiles", tiles},

@@ -1,11 +1,16 @@
 // RunReport: what a run did, as a human table and as JSON (`--json OUT`).
 //
-// `packets`/`bytes` count what the sources emitted; every one of those packets is accounted
-// for by a sink's `out`, some stage's `drops` or a failed node's in-flight drops (`unaccounted`
-// is the difference, 0 in a correct run). `lost_before_source` counts what devices received
-// but never handed to a source (no mbuf, missed, errors): delivered + dropped + lost before
-// source is what the devices saw. gbps_l2 = frame bytes x 8 / s; gbps_l1 adds 24 B per packet (preamble, IFG,
-// FCS) as a line-rate figure.
+// Time: `seconds` is the timed window, from the first packet a source emitted to the last one a
+// sink took; building the app (captures loaded, tables built, devices started) and whatever
+// follows the last packet (idle waits, draining, closing) are outside it, in `setup_s`.
+// Rates: the headline (`mpps`, `gbps_*`) is what the sinks delivered over that window, as an RX
+// figure; `offered_*` is what the sources emitted over their own window (first to last emit).
+// Accounting: `packets`/`bytes` count what the sources emitted; every one of those packets is
+// accounted for by a sink's `out`, some stage's `drops` or a failed node's in-flight drops
+// (`unaccounted` is the difference, 0 in a correct run). `lost_before_source` counts what devices
+// received but never handed to a source (no mbuf, missed, errors): delivered + dropped + lost
+// before source is what the devices saw. gbps_l2 = frame bytes x 8 / s; gbps_l1 adds 24 B per
+// packet (preamble, IFG, FCS) as a line-rate figure.
 #pragma once
 
 #include <cstdint>
@@ -25,25 +30,33 @@ struct StageReport {
     std::string kind;
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
-    uint64_t in = 0, out = 0, drops = 0, bytes = 0, cycles = 0;
+    uint64_t in = 0, out = 0, drops = 0, cycles = 0;
+    uint64_t bytes = 0;  // frame bytes of `out` (sinks: of what they were handed)
     uint64_t lost_before = 0;  // sources: packets their device lost before handing them over
-    double busy = 0;  // fraction of the run spent inside the stage (vs. polling, waiting)
+    double busy_fraction = 0;  // its node's (TileReport::busy_fraction)
     std::map<std::string, uint64_t> drop_reasons;
     std::map<std::string, uint64_t> events;
+    // Sinks: the file they write or the device(s) they transmit on ("" for a sink that frees).
+    std::string output;
+    bool output_is_device = false;
     // Sinks that send by the descriptor's port: what each port's device or file received
     // (empty for every other stage).
     std::vector<PortTx> ports;
 
+    // Cycles inside produce()/process() per packet it handled (sources: emitted).
     double cycles_per_packet() const;
 };
 
-// A graph node on its tile: the fraction of the run its thread spent in polls of it that moved
-// work (the rest is polling empty inputs, waiting for room, or other tiles' turns).
+// A graph node on its tile, farm and map emitters and collectors included.
 struct TileReport {
     std::string node;
+    std::string role;  // "" for a node running stages; "emitter" or "collector" otherwise
     int tile_x = 0, tile_y = 0;
     int cpu = -1;
-    double busy = 0;
+    // The share of the timed window its thread spent in polls of this node that moved work
+    // (the rest is polling empty inputs, waiting for room, or other tiles' turns).
+    double busy_fraction = 0;
+    uint64_t packets = 0, bytes = 0;  // taken from its inputs (a source node: emitted)
 };
 
 struct ChannelReport {
@@ -65,16 +78,32 @@ struct FailureReport {
     uint64_t dropped = 0;  // packets in flight in the node when it failed or reaching it after
 };
 
+// What ran, from what, when, and how it ended: enough to reproduce the run or tell two apart.
+struct RunHeader {
+    std::string version;                 // tilepipe's
+    std::string config;                  // path of the app config
+    std::vector<std::string> captures;   // files the sources replayed
+    std::vector<std::string> overrides;  // command-line overrides, as given
+    std::string topology;
+    std::string start_time;              // UTC, ISO 8601, when the threads started
+    bool interrupted = false;            // a signal (Ctrl-C) ended the sources early
+    int signal = 0;                      // that signal's number (not in the JSON: exit_status says it)
+    int exit_status = 0;                 // what `tilepipe run` exits with
+};
+
 struct RunReport {
     std::string app;
-    uint64_t packets = 0;
+    RunHeader header;
+    uint64_t packets = 0;          // emitted by the sources
     uint64_t bytes = 0;
-    double seconds = 0;
+    double seconds = 0;            // timed window: first emit to last packet a sink took
+    double offered_seconds = 0;    // sources' window: first emit to last emit
+    double setup_s = 0;            // the rest of the run's wall time (build, idle waits, drain)
     uint64_t drops = 0;
-    uint64_t delivered = 0;  // sum of sinks' out
-    int64_t unaccounted = 0; // packets - delivered - drops
+    uint64_t delivered = 0;        // sum of sinks' out
+    uint64_t delivered_bytes = 0;  // sum of sinks' bytes
+    int64_t unaccounted = 0;       // packets - delivered - drops
     uint64_t lost_before_source = 0;  // sum of the sources' lost_before
-    std::string topology;
     size_t threads = 0;
     std::vector<StageReport> stages;
     std::vector<TileReport> tiles;
@@ -82,9 +111,14 @@ struct RunReport {
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
 
+    // Delivered over `seconds` (the headline).
     double mpps() const;
     double gbps_l2() const;
     double gbps_l1() const;
+    // Emitted over `offered_seconds`.
+    double offered_mpps() const;
+    double offered_gbps_l2() const;
+    double offered_gbps_l1() const;
     bool pools_full() const;
 };
 

@@ -63,12 +63,14 @@ int handle_stats(const char*, const char*, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "packets", r.packets);
     rte_tel_data_add_dict_u64(d, "bytes", r.bytes);
     rte_tel_data_add_dict_u64(d, "delivered", r.delivered);
+    rte_tel_data_add_dict_u64(d, "delivered_bytes", r.delivered_bytes);
     rte_tel_data_add_dict_u64(d, "drops", r.drops);
     rte_tel_data_add_dict_u64(d, "lost_before_source", r.lost_before_source);
     rte_tel_data_add_dict_u64(d, "pps", static_cast<uint64_t>(r.mpps() * 1e6));
     rte_tel_data_add_dict_string(d, "mpps", decimal(r.mpps(), 3).c_str());
     rte_tel_data_add_dict_string(d, "gbps_l2", decimal(r.gbps_l2(), 3).c_str());
     rte_tel_data_add_dict_string(d, "gbps_l1", decimal(r.gbps_l1(), 3).c_str());
+    rte_tel_data_add_dict_string(d, "offered_mpps", decimal(r.offered_mpps(), 3).c_str());
     return 0;
 }
 
@@ -79,7 +81,7 @@ void add_node(rte_tel_data* d, const StageReport& s) {
     rte_tel_data_add_dict_u64(d, "out", s.out);
     rte_tel_data_add_dict_u64(d, "drops", s.drops);
     rte_tel_data_add_dict_u64(d, "bytes", s.bytes);
-    rte_tel_data_add_dict_string(d, "busy", decimal(s.busy, 4).c_str());
+    rte_tel_data_add_dict_string(d, "busy_fraction", decimal(s.busy_fraction, 4).c_str());
 }
 
 int handle_nodes(const char*, const char* params, rte_tel_data* d) {
@@ -103,7 +105,7 @@ int handle_nodes(const char*, const char* params, rte_tel_data* d) {
     add_column(d, "out", RTE_TEL_U64_VAL, stages, [](rte_tel_data* c, const StageReport& s) { rte_tel_data_add_array_u64(c, s.out); });
     add_column(d, "drops", RTE_TEL_U64_VAL, stages, [](rte_tel_data* c, const StageReport& s) { rte_tel_data_add_array_u64(c, s.drops); });
     add_column(d, "bytes", RTE_TEL_U64_VAL, stages, [](rte_tel_data* c, const StageReport& s) { rte_tel_data_add_array_u64(c, s.bytes); });
-    add_column(d, "busy", RTE_TEL_STRING_VAL, stages, [](rte_tel_data* c, const StageReport& s) { add_str(c, decimal(s.busy, 4)); });
+    add_column(d, "busy_fraction", RTE_TEL_STRING_VAL, stages, [](rte_tel_data* c, const StageReport& s) { add_str(c, decimal(s.busy_fraction, 4)); });
     return 0;
 }
 
@@ -117,7 +119,7 @@ int handle_tiles(const char*, const char*, rte_tel_data* d) {
     add_column(d, "x", RTE_TEL_INT_VAL, tiles, [](rte_tel_data* c, const TileReport& t) { rte_tel_data_add_array_int(c, t.tile_x); });
     add_column(d, "y", RTE_TEL_INT_VAL, tiles, [](rte_tel_data* c, const TileReport& t) { rte_tel_data_add_array_int(c, t.tile_y); });
     add_column(d, "cpu", RTE_TEL_INT_VAL, tiles, [](rte_tel_data* c, const TileReport& t) { rte_tel_data_add_array_int(c, t.cpu); });
-    add_column(d, "busy", RTE_TEL_STRING_VAL, tiles, [](rte_tel_data* c, const TileReport& t) { add_str(c, decimal(t.busy, 4)); });
+    add_column(d, "busy_fraction", RTE_TEL_STRING_VAL, tiles, [](rte_tel_data* c, const TileReport& t) { add_str(c, decimal(t.busy_fraction, 4)); });
     return 0;
 }
 
@@ -144,7 +146,7 @@ void register_endpoints() {
     rte_telemetry_register_cmd(kTelemetryEndpoints[0], handle_stats,
                                "Returns the tilepipe run's totals and rates so far. Takes no parameters");
     rte_telemetry_register_cmd(kTelemetryEndpoints[1], handle_nodes,
-                               "Returns per-node in, out, drops, bytes, busy. Parameters: none, or a node name");
+                               "Returns per-node in, out, drops, bytes, busy_fraction. Parameters: none, or a node name");
     rte_telemetry_register_cmd(kTelemetryEndpoints[2], handle_tiles,
                                "Returns each tile's position, CPU and busy share. Takes no parameters");
     rte_telemetry_register_cmd(kTelemetryEndpoints[3], handle_channels,

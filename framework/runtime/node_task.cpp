@@ -99,6 +99,7 @@ void NodeTask::process(Burst& b, size_t from) {
     else run_chain(b, from);
     if (s_.stamp_sequence)
         for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
+    if (s_.chain.empty()) count_passed(b.n, burst_bytes(b));  // stages count their own
     if (!s_.outputs.empty()) stage_for_outputs(b);
 }
 
@@ -245,12 +246,17 @@ bool NodeTask::poll() {
         }
         const uint64_t t0 = rte_rdtsc();
         const SourceStatus st = src.produce(b);
-        src.stats().cycles.add(rte_rdtsc() - t0);
         if (st == SourceStatus::Done && b.n == 0) {
             finish();
             return true;
         }
+        // Cycles count only calls that emitted: a paced or idle source's empty calls are
+        // waiting, not work, and would inflate its cycles per packet.
         if (b.n == 0) return progress;
+        const uint64_t t1 = rte_rdtsc();
+        src.stats().cycles.add(t1 - t0);
+        if (src.stats().first_tsc.get() == 0) src.stats().first_tsc.set(t0);
+        src.stats().last_tsc.set(t1);
         src.stats().out.add(b.n);
         src.stats().bytes_out.add(burst_bytes(b));
         src.stats().bursts.inc();

@@ -19,16 +19,21 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b) {
         c.bursts.inc();
         const bool sink = st->kind() == StageKind::Sink;
         const uint64_t drops_before = c.drops.get();
-        const uint64_t bytes = sink ? burst_bytes(b) : 0;
+        const uint64_t bytes_in = sink ? burst_bytes(b) : 0;  // a sink leaves its burst empty
         const uint64_t t0 = rte_rdtsc();
         st->process(b);
-        c.cycles.add(rte_rdtsc() - t0);
+        const uint64_t t1 = rte_rdtsc();
+        c.cycles.add(t1 - t0);
+        // The stage's own line: no other tile writes it (see StageStats).
+        if (c.first_tsc.get() == 0) c.first_tsc.set(t1);
+        c.last_tsc.set(t1);
         if (sink) {
             c.out.add(n - (c.drops.get() - drops_before));
-            c.bytes_out.add(bytes);
+            c.bytes_out.add(bytes_in);
             b.n = 0;
         } else {
             c.out.add(b.n);
+            c.bytes_out.add(burst_bytes(b));
         }
     }
 }

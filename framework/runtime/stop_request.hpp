@@ -7,6 +7,8 @@ namespace tp {
 
 void request_stop();
 bool stop_requested();
+// The signal that asked to stop (SIGINT, SIGTERM), 0 when none did (a failed tile, a limit).
+int stop_signal();
 void clear_stop_request();
 // SIGINT/SIGTERM call request_stop(); a second signal exits at once.
 void install_stop_signal_handlers();

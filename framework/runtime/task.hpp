@@ -35,6 +35,11 @@ public:
         busy_cycles_.store(busy_cycles_.load(std::memory_order_relaxed) + c, std::memory_order_relaxed);
     }
 
+    // Packets and frame bytes a node without stages (a farm's emitter or collector) passed on,
+    // counted by its polling thread and read as busy_cycles() is.
+    uint64_t passed_packets() const { return passed_packets_.load(std::memory_order_relaxed); }
+    uint64_t passed_bytes() const { return passed_bytes_.load(std::memory_order_relaxed); }
+
     // Set by the polling thread when poll() threw; read by others only after it was joined.
     void record_failure(std::string what) { failure_ = std::move(what), failed_ = true; }
     bool failed() const { return failed_; }
@@ -46,9 +51,15 @@ protected:
     void end_after_failure() { ended_ = true; }
     // Frees the packet a failed task gives back and counts it; a hole marker (no mbuf) is no packet.
     void drop_after_failure(const PacketDesc& d);
+    void count_passed(uint64_t packets, uint64_t bytes) {
+        passed_packets_.store(passed_packets_.load(std::memory_order_relaxed) + packets, std::memory_order_relaxed);
+        passed_bytes_.store(passed_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    }
 
 private:
     std::atomic<uint64_t> busy_cycles_{0};
+    std::atomic<uint64_t> passed_packets_{0};
+    std::atomic<uint64_t> passed_bytes_{0};
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;

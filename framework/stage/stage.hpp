@@ -56,6 +56,11 @@ struct alignas(64) StageStats {
     RelaxedCounter cycles;    // TSC cycles spent inside produce()/process()
     RelaxedCounter bursts;    // calls that moved at least one packet
     RelaxedCounter lost_before;  // sources: packets their device received but lost (no mbuf, missed, errors)
+    // TSC of the first and the last burst that moved packets (sources: start of the first
+    // produce() that emitted, end of the last; others: end of each process()); 0 = none yet.
+    // The report's timed window runs from the sources' first to the sinks' last.
+    RelaxedCounter first_tsc;
+    RelaxedCounter last_tsc;
     std::array<RelaxedCounter, kMaxReasons> reason;  // per drop reason
     std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
 };

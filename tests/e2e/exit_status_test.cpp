@@ -1,7 +1,8 @@
 // What `tilepipe run` says when a run does not go to plan, as a user meets it: a file that
 // refuses writes, a stage that throws, a packet lost without a count, mbufs not returned, and
 // Ctrl-C. Each leaves an exact report and the exit status README documents: 0 ok, 1 the run
-// failed (with a message naming the node or the file), 3 packets unaccounted or mbufs leaked.
+// failed (with a message naming the node or the file), 3 packets unaccounted or mbufs leaked,
+// 130 interrupted by Ctrl-C.
 // `tilepipe_faulty` is the CLI built with stages that misbehave on purpose
 // (tests/support/faulty_stages.cpp).
 #include <gtest/gtest.h>
@@ -181,7 +182,7 @@ TEST(ExitStatus, AFileReplayedThroughAPortIsReadToItsEndAndEveryRecordIsAccounte
     EXPECT_EQ(stage_named(r.report, "port")["lost_before"], r.report["lost_before_source"]);
 }
 
-TEST(ExitStatus, CtrlCEndsAnEndlessRunWithAnExactReportAndStatusZero) {
+TEST(ExitStatus, CtrlCEndsAnEndlessRunWithAnExactReportSayingInterruptedAndStatus130) {
     const std::string json = tmp_path("sigint.json"), out = tmp_path("sigint.out"), err = tmp_path("sigint.err");
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
@@ -199,12 +200,14 @@ TEST(ExitStatus, CtrlCEndsAnEndlessRunWithAnExactReportAndStatusZero) {
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     ASSERT_TRUE(WIFEXITED(st)) << "ended by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    EXPECT_EQ(WEXITSTATUS(st), 0) << read_file(err);
+    EXPECT_EQ(WEXITSTATUS(st), 130) << read_file(err);
     const nlohmann::json j = nlohmann::json::parse(read_file(json), nullptr, false);
     expect_exact(j);
     EXPECT_GT(j["packets"].get<uint64_t>(), 0u);
     EXPECT_EQ(j["delivered"], j["packets"]);
     EXPECT_NE(read_file(out).find("unaccounted 0; pools full"), std::string::npos);
+    EXPECT_TRUE(j["header"]["interrupted"].get<bool>());
+    EXPECT_NE(read_file(out).find("\ninterrupted: "), std::string::npos) << read_file(out);
     for (const auto& p : {json, out, err}) fs::remove(p);
 }
 

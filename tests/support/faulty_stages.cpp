@@ -6,9 +6,13 @@
 //                (before touching it), or from close() when `in_close` is set
 //   vanish       processor: frees every `every`-th packet without counting a drop
 //   hold         sink: counts every packet delivered but keeps its mbuf until destroyed
+//   slow_setup   processor: passes everything, but takes `open_ms` to open and `close_ms` to
+//                close (a table build, a flush): time the report must not count as traffic
 #include <rte_mbuf.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -73,6 +77,19 @@ private:
     std::vector<rte_mbuf*> held_;
 };
 
+class SlowSetup final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit SlowSetup(const ParamValues& p)
+        : Stage(kKind), open_(p.get_uint("open_ms")), close_(p.get_uint("close_ms")) {}
+    void open(StageEnv&) override { std::this_thread::sleep_for(open_); }
+    void process(Burst&) override {}
+    void close() override { std::this_thread::sleep_for(close_); }
+
+private:
+    std::chrono::milliseconds open_, close_;
+};
+
 TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or when closed",
                param<uint64_t>("packets", 0, "packets passed before the burst it throws on"),
                param<std::string>("message", "deliberate failure", "the exception's text"),
@@ -80,6 +97,9 @@ TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or w
 TILEPIPE_STAGE(Vanish, "vanish", "test: frees every N-th packet without counting it",
                param<uint64_t>("every", 10, "one packet in this many vanishes"));
 TILEPIPE_STAGE(Hold, "hold", "test: a sink that keeps the mbufs it is given until destroyed");
+TILEPIPE_STAGE(SlowSetup, "slow_setup", "test: passes everything, slow to open and to close",
+               param<uint64_t>("open_ms", 0, "milliseconds open() takes"),
+               param<uint64_t>("close_ms", 0, "milliseconds close() takes"));
 
 }  // namespace
 }  // namespace tp

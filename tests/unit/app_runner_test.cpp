@@ -10,6 +10,7 @@
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stop_request.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -114,17 +115,18 @@ TEST(AppRunner, StopRequestEndsAnEndlessSourceWithEverythingDrained) {
 }
 
 // The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field
-// written as "`name`: ..." is a list (at the top, or inside the objects of another list) and
-// opens the list of fields of each object in it, which runs to the next such field.
+// written as "`name`: ..." is an object or a list of objects (at the top, or inside the objects
+// of another list) and opens the list of its fields, which runs to the next such field.
 std::map<std::string, std::vector<std::string>> readme_json_fields() {
     const char* root = std::getenv("TILEPIPE_SOURCE_ROOT");
     if (root == nullptr) throw std::runtime_error("TILEPIPE_SOURCE_ROOT is not set");
     std::ifstream in(std::string(root) + "/README.md");
     const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t begin = readme.find("- `--json OUT` writes the report as JSON:");
+    const size_t begin = readme.find("- `--json OUT` writes the report as JSON");
     if (begin == std::string::npos) throw std::runtime_error("README.md has no `--json OUT` paragraph");
     const size_t end = readme.find("\n- ", begin + 1);
-    const std::string text = readme.substr(begin, end - begin);
+    std::string text = readme.substr(begin, end - begin);
+    text = text.substr(text.find("JSON"));  // past the option's own name
     std::map<std::string, std::vector<std::string>> fields;
     std::string section;
     const std::regex name("`([a-z_0-9]+)`(:?)");
@@ -137,11 +139,29 @@ std::map<std::string, std::vector<std::string>> readme_json_fields() {
     return fields;
 }
 
-TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocuments) {
+// The objects `section` names: the top-level object or list of that name, or the lists of that
+// name inside the objects of other top-level lists.
+nlohmann::json objects_named(const nlohmann::json& j, const std::string& section) {
+    nlohmann::json objects = nlohmann::json::array();
+    const auto add = [&](const nlohmann::json& v) {
+        if (v.is_object()) objects.push_back(v);
+        else
+            for (const auto& o : v) objects.push_back(o);
+    };
+    if (j.contains(section)) add(j[section]);
+    else
+        for (const auto& outer : j)
+            if (outer.is_array())
+                for (const auto& o : outer)
+                    if (o.is_object() && o.contains(section)) add(o[section]);
+    return objects;
+}
+
+TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocumentsAndNoOther) {
     const auto documented = readme_json_fields();
-    // Guards the parse itself: the paragraph names a dozen top-level fields and three lists.
+    // Guards the parse itself: the paragraph names a dozen top-level fields and the lists.
     ASSERT_GE(documented.at("").size(), 12u);
-    for (const char* list : {"stages", "tiles", "channels", "failures", "ports", "pools"})
+    for (const char* list : {"header", "stages", "tiles", "channels", "failures", "ports", "pools"})
         ASSERT_GE(documented.at(list).size(), 3u) << list;
 
     // A run that fills every list: a node fails, and the sink sends by port.
@@ -149,27 +169,56 @@ TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocuments) {
         "app: j\nruntime: { fuse: never }\npipeline:\n  - stage: synth\n    count: 0\n"
         "  - { stage: throw_after, packets: 1000 }\n  - { stage: port_out, devices: \"net_null_j0, net_null_j1\" }\n");
     const nlohmann::json j = to_json(r);
+    const auto listed = [](const std::vector<std::string>& names, const std::string& k) {
+        return std::find(names.begin(), names.end(), k) != names.end();
+    };
     for (const auto& [section, names] : documented) {
         if (section.empty()) {
-            for (const auto& k : names)  // a list is checked below, where it lives
+            for (const auto& k : names)  // an object or a list is checked below, where it lives
                 if (documented.count(k) == 0) EXPECT_TRUE(j.contains(k)) << "top-level field " << k;
+            for (const auto& [k, v] : j.items()) EXPECT_TRUE(listed(names, k)) << "undocumented top-level field " << k;
             continue;
         }
-        // The list's objects, at the top or inside another list's objects.
-        nlohmann::json objects = nlohmann::json::array();
-        if (j.contains(section)) objects = j[section];
-        else
-            for (const auto& outer : j)
-                if (outer.is_array())
-                    for (const auto& o : outer)
-                        if (o.is_object() && o.contains(section))
-                            for (const auto& inner : o[section]) objects.push_back(inner);
-        ASSERT_TRUE(objects.is_array() && !objects.empty()) << section << ": " << j.dump();
-        for (const auto& o : objects)
+        const nlohmann::json objects = objects_named(j, section);
+        ASSERT_TRUE(!objects.empty()) << section << ": " << j.dump();
+        for (const auto& o : objects) {
             for (const auto& k : names) EXPECT_TRUE(o.contains(k)) << section << " has no " << k << ": " << o;
+            for (const auto& [k, v] : o.items())
+                EXPECT_TRUE(listed(names, k) || documented.count(k) != 0) << "undocumented field " << section << "." << k;
+        }
     }
     EXPECT_EQ(j["app"], "j");
-    EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (double(r.packets) * (64 + 24) * 8) / r.seconds / 1e9);
+    EXPECT_DOUBLE_EQ(j["gbps_l1"].get<double>(), (double(r.delivered) * (64 + 24) * 8) / r.seconds / 1e9);
+    EXPECT_DOUBLE_EQ(j["offered_gbps_l1"].get<double>(), (double(r.packets) * (64 + 24) * 8) / r.offered_seconds / 1e9);
+}
+
+TEST(AppRunner, EveryNodeCountsTheBytesItPassesOn) {
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000, size: 100 }\n  - pass\n"
+                                 "  - { stage: sample, every: 2 }\n  - drop\n");
+    ASSERT_EQ(r.stages.size(), 4u);
+    for (const auto& s : r.stages) EXPECT_EQ(s.bytes, s.out * 100) << s.name;
+    EXPECT_EQ(r.delivered_bytes, 500u * 100);
+}
+
+TEST(AppRunner, SetupBeforeAndAfterTheTrafficIsOutsideTheTimedWindow) {
+    // Opening takes 400 ms and closing 600 ms; the packets themselves take a few milliseconds.
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n"
+                                 "  - { stage: slow_setup, open_ms: 400, close_ms: 600 }\n  - drop\n");
+    EXPECT_EQ(r.delivered, 1000u);
+    EXPECT_GT(r.seconds, 0.0);
+    EXPECT_LT(r.seconds, 0.3) << "the window counts setup";
+    EXPECT_LE(r.offered_seconds, r.seconds);
+    EXPECT_GE(r.setup_s, 0.95);
+}
+
+TEST(AppRunner, AStageAndItsTileReportOneBusyFraction) {
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 200000 }\n  - parse\n  - drop\n");
+    ASSERT_EQ(r.tiles.size(), r.stages.size());
+    for (size_t i = 0; i < r.stages.size(); ++i) {
+        EXPECT_EQ(r.stages[i].busy_fraction, r.tiles[i].busy_fraction) << r.stages[i].name;
+        EXPECT_GT(r.stages[i].busy_fraction, 0.0) << r.stages[i].name;
+        EXPECT_LE(r.stages[i].busy_fraction, 1.0) << r.stages[i].name;
+    }
 }
 
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
@@ -180,8 +229,8 @@ TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     const nlohmann::json j = to_json(r);
     ASSERT_EQ(j["tiles"].size(), 6u);  // synth, emitter, 2 workers, collector, drop
     for (const auto& t : j["tiles"]) {
-        EXPECT_GT(t["busy"].get<double>(), 0.0) << t["node"];
-        EXPECT_LE(t["busy"].get<double>(), 1.0) << t["node"];
+        EXPECT_GT(t["busy_fraction"].get<double>(), 0.0) << t["node"];
+        EXPECT_LE(t["busy_fraction"].get<double>(), 1.0) << t["node"];
         EXPECT_GE(t["cpu"].get<int>(), 0) << t["node"];
         EXPECT_EQ(t["tile"].size(), 2u);
     }

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
@@ -23,7 +24,9 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
+#include "framework/runtime/stop_request.hpp"
 #include "stages/capture_file.hpp"
+#include "stages/capture_stream.hpp"
 #include "stages/parse.hpp"
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
@@ -238,17 +241,31 @@ protected:
         return path;
     }
 
-    // Opens a source on `given` and expects open() to refuse; returns the error.
-    LocatedError refusal(const Given& given) {
+    // Opens a source on `given` and expects it to refuse: at open() (a preloaded capture, or a
+    // stream's header), or from produce() once a stream reaches the damaged record, having
+    // replayed every record before it (their count in `replayed`). Returns the error.
+    LocatedError refusal(const Given& given, uint64_t* replayed = nullptr) {
         PcapSource src(pcap_params(given));
         MbufPool pool = app_pool(511);
         StageEnv env{&pool, "src", 0};
+        uint64_t packets = 0;
         try {
             src.open(env);
+            Burst b;
+            for (SourceStatus st = SourceStatus::Idle; st != SourceStatus::Done;) {
+                b.n = 0;
+                st = src.produce(b);
+                packets += b.n;
+                for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+            }
         } catch (const LocatedError& e) {
+            if (replayed != nullptr) *replayed = packets;
+            src.close();
+            EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
+            EXPECT_EQ(pool.available(), pool.capacity());
             return e;
         }
-        ADD_FAILURE() << "open() accepted " << given.front().second;
+        ADD_FAILURE() << "the source accepted " << given.front().second;
         return LocatedError(Location{}, "accepted");
     }
 
@@ -356,13 +373,14 @@ int link_header_bytes(const std::string& link_type) {
 
 // A normalised capture replays tcpdump's packets, each its link header replaced by 14 bytes of
 // Ethernet, and `parse` finds IPv4 or IPv6 exactly where the packet's IP version nibble says.
-void expect_normalised_replay(const std::string& path, const TcpdumpVerdict& tcpdump, int link_header) {
-    PcapSource src(pcap_params({{"file", path}}));
+void expect_normalised_replay(const std::string& path, const std::string& preload, const TcpdumpVerdict& tcpdump,
+                              int link_header) {
+    PcapSource src(pcap_params({{"file", path}, {"preload", preload}}));
     MbufPool pool = app_pool();
     StageEnv env{&pool, "src", 0};
     src.open(env);
     EXPECT_FALSE(src.truncated());
-    EXPECT_EQ(src.template_packets(), tcpdump.packets);
+    if (!src.streaming()) EXPECT_EQ(src.template_packets(), tcpdump.packets);
     const Replay r = drain(src, true);
     ASSERT_EQ(r.packets, tcpdump.packets);
     ASSERT_EQ(r.frames.size(), tcpdump.frames.size());
@@ -392,75 +410,95 @@ void expect_normalised_replay(const std::string& path, const TcpdumpVerdict& tcp
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 
-class SharedCapture : public PcapSourceTest, public testing::WithParamInterface<std::string> {};
+// Each shared capture, preloaded and streamed: both replay what tcpdump reads, and refuse
+// alike, a stream from the damaged record on.
+class SharedCapture : public PcapSourceTest,
+                      public testing::WithParamInterface<std::tuple<std::string, std::string>> {
+protected:
+    const std::string& name() const { return std::get<0>(GetParam()); }
+    const std::string& preload() const { return std::get<1>(GetParam()); }
+    bool streamed() const { return preload() == "false"; }
+};
 
 TEST(SharedCaptures, AreAllPresent) { EXPECT_GE(shared_captures().size(), 40u); }
 
 TEST_P(SharedCapture, ReplaysWhatTcpdumpReadsAndRefusesWhatItRejects) {
-    const std::string path = pcap_path(GetParam());
+    const std::string path = pcap_path(name());
     const TcpdumpVerdict tcpdump = tcpdump_reads(path, dir_);
     SCOPED_TRACE("tcpdump exit " + std::to_string(tcpdump.exit_code) + ", " +
                  std::to_string(tcpdump.packets) + " packets, stderr: " + tcpdump.stderr_text);
 
-    if (GetParam() == "tcpdump__bgp_vpn_rt-oobr.pcap") {
+    if (name() == "tcpdump__bgp_vpn_rt-oobr.pcap") {
         // The one deliberate disagreement: tcpdump prints the 37 records that hold no bytes
         // (caplen 0); a replay cannot emit a frame of zero bytes, so the source refuses the
         // file at the first of them, record 2.
         ASSERT_EQ(tcpdump.exit_code, 0);
-        const LocatedError e = refusal({{"file", path}});
+        uint64_t replayed = 0;
+        const LocatedError e = refusal({{"file", path}, {"preload", preload()}}, &replayed);
         EXPECT_EQ(std::string(e.what()), path + ": record 2: zero capture length (an empty record holds no frame to replay)");
+        EXPECT_EQ(replayed, streamed() ? 1u : 0u);
         return;
     }
     if (tcpdump.link_type.empty()) {
         // libpcap rejected the file header: same reason, located at the file.
         ASSERT_NE(tcpdump.exit_code, 0);
-        const LocatedError e = refusal({{"file", path}});
+        const LocatedError e = refusal({{"file", path}, {"preload", preload()}});
         EXPECT_EQ(std::string(e.what()), path + ": " + tcpdump.reason());
         return;
     }
     if (tcpdump.link_type != "EN10MB" && link_header_bytes(tcpdump.link_type) < 0) {
-        const LocatedError e = refusal({{"file", path}});
+        const LocatedError e = refusal({{"file", path}, {"preload", preload()}});
         const std::string expected_start = path + ": link type " + tcpdump.link_type + " (";
         EXPECT_EQ(std::string(e.what()).rfind(expected_start, 0), 0u) << e.what();
         EXPECT_NE(std::string(e.what()).find(") is not supported (supported: EN10MB, LINUX_SLL, "), std::string::npos) << e.what();
         return;
     }
     if (tcpdump.link_type != "EN10MB") {
-        expect_normalised_replay(path, tcpdump, link_header_bytes(tcpdump.link_type));
+        expect_normalised_replay(path, preload(), tcpdump, link_header_bytes(tcpdump.link_type));
         return;
     }
     const bool cut_short = tcpdump.stderr_text.find("truncated dump file") != std::string::npos;
     if (tcpdump.exit_code != 0 && !cut_short) {
-        // A record libpcap rejects: tcpdump printed the ones before it.
-        const LocatedError e = refusal({{"file", path}});
+        // A record libpcap rejects: tcpdump printed the ones before it, and a stream replays them.
+        uint64_t replayed = 0;
+        const LocatedError e = refusal({{"file", path}, {"preload", preload()}}, &replayed);
         EXPECT_EQ(std::string(e.what()), path + ": record " + std::to_string(tcpdump.packets + 1) + ": " + tcpdump.reason());
+        EXPECT_EQ(replayed, streamed() ? tcpdump.packets : 0u);
         return;
     }
 
-    PcapSource src(pcap_params({{"file", path}}));
+    PcapSource src(pcap_params({{"file", path}, {"preload", preload()}}));
     MbufPool pool = app_pool();
     StageEnv env{&pool, "src", 0};
     src.open(env);
-    EXPECT_EQ(src.truncated(), cut_short);
-    EXPECT_EQ(src.template_packets(), tcpdump.packets);
-    EXPECT_EQ(src.template_bytes(), tcpdump.bytes);
+    ASSERT_EQ(src.streaming(), streamed());
+    if (!streamed()) {
+        EXPECT_EQ(src.truncated(), cut_short);
+        EXPECT_EQ(src.template_packets(), tcpdump.packets);
+        EXPECT_EQ(src.template_bytes(), tcpdump.bytes);
+    }
     const Replay r = drain(src, true);
     EXPECT_EQ(r.packets, tcpdump.packets);
     EXPECT_EQ(r.bytes, tcpdump.bytes);
     EXPECT_TRUE(r.frames == tcpdump.frames) << "frames differ from what tcpdump writes";
-    EXPECT_EQ(r.idle, 0u) << "an unpaced replay never waits";
+    // A preloaded replay never waits; a stream may wait for its reader.
+    if (!streamed()) EXPECT_EQ(r.idle, 0u) << "an unpaced replay never waits";
+    EXPECT_EQ(src.truncated(), cut_short);
     src.close();
     EXPECT_EQ(pool.available(), pool.capacity());
+    EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
 }
 
-std::string test_name_of(const testing::TestParamInfo<std::string>& info) {
-    std::string n = info.param;
+std::string test_name_of(const testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+    std::string n = std::get<0>(info.param);
     for (char& c : n)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return n;
+    return n + (std::get<1>(info.param) == "false" ? "_streamed" : "_preloaded");
 }
 
-INSTANTIATE_TEST_SUITE_P(Pcaps, SharedCapture, testing::ValuesIn(shared_captures()), test_name_of);
+INSTANTIATE_TEST_SUITE_P(Pcaps, SharedCapture,
+                         testing::Combine(testing::ValuesIn(shared_captures()), testing::Values("true", "false")),
+                         test_name_of);
 
 // ---- loop and pacing -----------------------------------------------------------------------
 
@@ -823,6 +861,122 @@ TEST_F(PcapSourceTest, MicrosecondAndNanosecondFilesKeepTheirTimestampPrecision)
         EXPECT_GE(r.seconds, 0.147) << (nano ? "nanosecond file" : "microsecond file");
         EXPECT_LT(r.seconds, 1.0) << (nano ? "nanosecond file" : "microsecond file");
         src.close();
+    }
+}
+
+// ---- big captures: preload or stream ---------------------------------------------------------
+
+// A capture of `count` Ethernet frames of varied lengths (60 to 1514 bytes, every 97th a
+// 9000-byte jumbo that chains), written with libpcap.
+std::string write_generated(const std::string& path, uint32_t count) {
+    pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+    pcap_dumper_t* out = pcap_dump_open(dead, path.c_str());
+    std::string bytes(9000, '\0');
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t len = i % 97 == 96 ? 9000 : 60 + (i * 7919u) % 1455;
+        for (uint32_t k = 0; k < len; ++k) bytes[k] = static_cast<char>(i + k * 31);
+        pcap_pkthdr h{};
+        h.ts.tv_sec = 1000 + i / 1000;
+        h.ts.tv_usec = static_cast<suseconds_t>(i % 1000 * 1000);
+        h.caplen = h.len = len;
+        pcap_dump(reinterpret_cast<u_char*>(out), &h, reinterpret_cast<const u_char*>(bytes.data()));
+    }
+    pcap_dump_close(out);
+    pcap_close(dead);
+    return path;
+}
+
+TEST_F(PcapSourceTest, ACaptureLargerThanItsPreloadBudgetIsStreamedAndReplaysExactly) {
+    // 6000 frames, about 5 MB: with a 1 MiB budget the source holds a fraction of it at a time.
+    const std::string path = write_generated(dir_ + "/big.pcap", 6000);
+    const CaptureContents libpcap = read_with_libpcap(path);
+    ASSERT_EQ(libpcap.frames.size(), 6000u);
+    PcapSource src(pcap_params({{"file", path}, {"loop", "2"}, {"preload_mb", "1"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    ASSERT_TRUE(src.streaming()) << "auto must stream a capture bigger than its budget";
+    EXPECT_LT(uint64_t(src.template_pool_capacity()) * CaptureStream::kSegmentRoom, fs::file_size(path) / 2)
+        << "the stream's buffers should hold a fraction of the capture";
+    const Replay r = drain(src, true);
+    EXPECT_EQ(r.packets, 2 * libpcap.frames.size());
+    EXPECT_EQ(r.bytes, 2 * libpcap.bytes);
+    ASSERT_EQ(r.frames.size(), 2 * libpcap.frames.size());
+    EXPECT_TRUE(std::equal(libpcap.frames.begin(), libpcap.frames.end(), r.frames.begin()))
+        << "the first pass differs from the file";
+    EXPECT_TRUE(std::equal(libpcap.frames.begin(), libpcap.frames.end(), r.frames.begin() + 6000))
+        << "the second pass differs from the file";
+    EXPECT_EQ(pool.available(), pool.capacity());
+    src.close();
+    EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
+}
+
+TEST_F(PcapSourceTest, AutoPreloadsACaptureThatFitsItsBudgetAndPreloadChoosesEitherWay) {
+    const std::string path = pcap_path("pcpp__example.pcap");
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    for (const auto& [preload, budget, streams] :
+         {std::tuple{"auto", "64", false}, std::tuple{"auto", "0", false}, std::tuple{"false", "64", true},
+          std::tuple{"true", "1", false}}) {
+        PcapSource src(pcap_params({{"file", path}, {"preload", preload}, {"preload_mb", budget}}));
+        src.open(env);
+        EXPECT_EQ(src.streaming(), streams) << "preload " << preload << ", preload_mb " << budget;
+        src.close();
+    }
+}
+
+TEST_F(PcapSourceTest, AStreamPacedByItsTimestampsKeepsTheGapsAcrossLoops) {
+    // Two frames 100 ms apart, replayed twice: 200 ms, the loop boundary being a zero gap.
+    const std::string path = write("gap.pcap", pcap_bytes({{5, 0, frame(60, 'a')}, {5, 100000, frame(60, 'b')}}));
+    PcapSource src(pcap_params({{"file", path}, {"loop", "2"}, {"speed", "1"}, {"preload", "false"}}));
+    MbufPool pool = app_pool(511);
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    const Replay r = drain(src, false, std::chrono::seconds(5));
+    EXPECT_EQ(r.packets, 4u);
+    expect_paced(r, 0.2);
+    src.close();
+}
+
+TEST_F(PcapSourceTest, ClosingAStreamMidReplayGivesEveryBufferBack) {
+    const std::string path = write_generated(dir_ + "/mid.pcap", 3000);
+    PcapSource src(pcap_params({{"file", path}, {"loop", "0"}, {"preload", "false"}, {"preload_mb", "1"}}));
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    src.open(env);
+    uint64_t packets = 0;
+    Burst b;
+    while (packets < 10000) {
+        b.n = 0;
+        ASSERT_NE(src.produce(b), SourceStatus::Done) << "a looping stream never ends by itself";
+        packets += b.n;
+        for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+    }
+    src.close();
+    EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
+    EXPECT_EQ(pool.available(), pool.capacity());
+    b.n = 0;
+    EXPECT_EQ(src.produce(b), SourceStatus::Done) << "a closed source emits nothing";
+}
+
+TEST_F(PcapSourceTest, AStopRequestWhileLoadingEndsTheLoadAndTheReplay) {
+    // More records than are read between two looks at the stop request.
+    const std::string path = write_generated(dir_ + "/stopped.pcap", 9000);
+    MbufPool pool = app_pool();
+    StageEnv env{&pool, "src", 0};
+    for (const char* preload : {"true", "false"}) {
+        SCOPED_TRACE(std::string("preload ") + preload);
+        PcapSource src(pcap_params({{"file", path}, {"preload", preload}}));
+        request_stop();
+        src.open(env);
+        clear_stop_request();
+        EXPECT_EQ(src.template_packets(), 0u) << "the load went on after the request";
+        Burst b;
+        EXPECT_EQ(src.produce(b), SourceStatus::Done);
+        EXPECT_EQ(b.n, 0);
+        src.close();
+        EXPECT_EQ(src.template_pool_available(), src.template_pool_capacity());
+        EXPECT_EQ(pool.available(), pool.capacity());
     }
 }
 

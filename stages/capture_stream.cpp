@@ -1,0 +1,158 @@
+#include "stages/capture_stream.hpp"
+
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "framework/runtime/stop_request.hpp"
+#include "stages/capture_reader.hpp"
+
+namespace tp {
+
+namespace {
+
+std::atomic<uint32_t> g_stream_serial{0};
+
+// A ring with a slot for every template segment: the pool, not the ring, bounds the reader.
+uint32_t ring_capacity_for(uint32_t segments) {
+    uint32_t c = 1;
+    while (c < segments + 1) c <<= 1;
+    return c;
+}
+
+constexpr uint32_t kBackoffMaxUs = 1000;
+
+}  // namespace
+
+MbufPoolSpec CaptureStream::pool_spec(const CaptureStreamSpec& spec) {
+    MbufPoolSpec p;
+    p.name = "pcap_stream_" + std::to_string(g_stream_serial.fetch_add(1));
+    p.data_room = kSegmentRoom;
+    p.cache = 0;  // the reader is not an lcore, and a cache would hide templates from the count
+    p.ops = "";   // the default handler: lock-free between the reader and the replaying tile
+    p.socket = spec.socket;
+    const uint64_t per = MbufPool::footprint(MbufPoolSpec{"", 1, 0, kSegmentRoom, -1, ""}) -
+                         MbufPool::footprint(MbufPoolSpec{"", 0, 0, kSegmentRoom, -1, ""});
+    const uint64_t fixed = MbufPool::footprint(MbufPoolSpec{"", 0, 0, kSegmentRoom, -1, ""});
+    const uint64_t affordable = spec.buffer_bytes > fixed ? (spec.buffer_bytes - fixed) / per : 0;
+    p.mbufs = static_cast<uint32_t>(std::clamp<uint64_t>(affordable, kMinSegments, kMaxSegments));
+    return p;
+}
+
+CaptureStream::CaptureStream(const CaptureStreamSpec& spec)
+    : spec_(spec), pool_(pool_spec(spec)), ring_(ring_capacity_for(pool_.capacity())) {
+    reader_ = std::thread([this] { read_passes(); });
+}
+
+CaptureStream::~CaptureStream() { stop(); }
+
+void CaptureStream::prime() {
+    while (!primed_.load(std::memory_order_acquire) && !stop_requested())
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void CaptureStream::consume(uint32_t n) {
+    rte_mbuf* frames[64];
+    while (n > 0) {
+        const uint32_t k = std::min<uint32_t>(n, 64);
+        for (uint32_t i = 0; i < k; ++i) frames[i] = const_cast<rte_mbuf*>(ring_.front(i).frame);
+        ring_.consume(k);
+        free_packets(frames, k);  // the reader allocates them again: TSan sees the hand-over
+        n -= k;
+    }
+}
+
+bool CaptureStream::drained() {
+    if (!done_.load(std::memory_order_acquire) || ring_.readable(1) != 0) return false;
+    if (error_ && !rethrown_) {
+        rethrown_ = true;
+        std::rethrow_exception(error_);
+    }
+    return true;
+}
+
+void CaptureStream::stop() {
+    stop_.store(true, std::memory_order_relaxed);
+    if (reader_.joinable()) reader_.join();
+    // The join makes the reader's pushes visible; what was never replayed goes back.
+    for (uint32_t n = ring_.readable(ring_.capacity()); n != 0; n = ring_.readable(ring_.capacity())) consume(n);
+}
+
+// Sleeps a little longer each time (up to kBackoffMaxUs) until the caller may try again;
+// false when the reader should end instead.
+bool CaptureStream::wait_for_room(uint32_t& backoff_us) {
+    primed_.store(true, std::memory_order_release);  // full: the buffers are as ready as they get
+    if (stop_.load(std::memory_order_relaxed) || stop_requested()) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(backoff_us));
+    backoff_us = std::min(backoff_us * 2, kBackoffMaxUs);
+    return true;
+}
+
+void CaptureStream::read_passes() {
+    try {
+        uint64_t duration_ns = 0;
+        for (uint64_t pass = 0; spec_.loops == 0 || pass < spec_.loops; ++pass) {
+            uint64_t records = 0;
+            if (!read_pass(pass * duration_ns, duration_ns, records)) break;
+            if (records == 0) break;  // nothing to loop over
+        }
+    } catch (...) {
+        error_ = std::current_exception();
+    }
+    primed_.store(true, std::memory_order_release);
+    done_.store(true, std::memory_order_release);
+}
+
+// One pass over the file; false when the reader should end (stopped). The first pass sets
+// `duration_ns`, the offset of its last record.
+bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records) {
+    CaptureReader reader(spec_.path);
+    ReplayOffsets offsets;
+    rte_mbuf* segs[RTE_MBUF_MAX_NB_SEGS];
+    uint64_t last_offset = 0;
+    for (;;) {
+        if (stop_.load(std::memory_order_relaxed)) return false;
+        const CaptureReader::Next next = reader.next();
+        if (next == CaptureReader::Next::Truncated && truncation_.empty()) truncation_ = reader.truncation();
+        if (next != CaptureReader::Next::Record) break;
+        const uint32_t length = reader.length();
+        const uint32_t app_segments = (length + spec_.app_room - 1) / spec_.app_room;
+        if (app_segments > spec_.app_segments_max)
+            throw LocatedError(Location{spec_.path},
+                               "record " + std::to_string(reader.index()) + ": a frame of " + std::to_string(length) +
+                                   " bytes needs " + std::to_string(app_segments) + " mbufs of " +
+                                   std::to_string(spec_.app_room) +
+                                   " bytes, more than the app's packet pool can chain or holds");
+        const uint32_t nb = (length + kSegmentRoom - 1) / kSegmentRoom;
+        uint32_t backoff_us = 20;
+        while (!alloc_packets(pool_.get(), segs, nb))
+            if (!wait_for_room(backoff_us)) return false;
+        const uint8_t* bytes = reader.frame();
+        uint32_t done = 0;
+        for (uint32_t i = 0; i < nb; ++i) {
+            const uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(kSegmentRoom, length - done));
+            std::memcpy(rte_pktmbuf_mtod(segs[i], uint8_t*), bytes + done, n);
+            segs[i]->data_len = n;
+            segs[i]->next = i + 1 < nb ? segs[i + 1] : nullptr;
+            done += n;
+        }
+        segs[0]->nb_segs = static_cast<uint16_t>(nb);
+        segs[0]->pkt_len = length;
+        last_offset = offsets.offset_of(reader.timestamp_ns());
+        const CaptureRecord r{segs[0], rte_pktmbuf_mtod(segs[0], const uint8_t*), length, static_cast<uint16_t>(nb),
+                              base_ns + last_offset};
+        backoff_us = 20;
+        while (!ring_.try_push(r))
+            if (!wait_for_room(backoff_us)) {
+                free_packets(segs, 1);
+                return false;
+            }
+        ++records;
+    }
+    if (base_ns == 0 && duration_ns == 0) duration_ns = last_offset;
+    return true;
+}
+
+}  // namespace tp

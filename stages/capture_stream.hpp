@@ -1,0 +1,97 @@
+// CaptureStream: a capture replayed straight from its file, for captures too big to preload.
+//
+// A reader thread reads the file (CaptureReader), copies each record into template mbufs of a
+// small private pool and queues the record in a CaptureRing; the replaying source takes
+// records from the front, copies them into app mbufs as it does for a preloaded capture, and
+// gives the templates back. The pool bounds the memory: the reader waits while every template
+// is queued (it sleeps, backing off up to a millisecond; it never spins). With `loops` the
+// reader re-reads the file pass after pass; replay offsets keep growing across passes as a
+// preloaded replay's do (pass k starts k capture durations in).
+//
+// The reader starts in the constructor and fills the buffers before the run's clock starts
+// (prime()). It ends at the end of the last pass, at an error (the source rethrows it once
+// the records before it have been replayed: `drained()`), at stop() or at a process stop
+// request (Ctrl-C). Accounting: after stop() every template is back in its pool.
+//
+// Thread-safety: the consumer functions (prime, ready, front, consume, drained, stop) belong to
+// one thread, the replaying tile; the reader thread is internal.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "stages/capture_file.hpp"
+#include "stages/capture_ring.hpp"
+
+namespace tp {
+
+struct CaptureStreamSpec {
+    std::string path;
+    uint64_t loops = 1;           // passes over the file; 0 = until stop()
+    uint64_t buffer_bytes = 0;    // EAL memory the template pool may take (see pool_spec)
+    uint16_t app_room = 2048;     // data bytes of one app mbuf
+    uint32_t app_segments_max = 0;  // most app mbufs one frame may take (a longer one is an error)
+    int socket = -1;
+};
+
+class CaptureStream {
+public:
+    // The template pool a spec gets: 2048-byte segments, as many as `buffer_bytes` pays for,
+    // between kMinSegments (room for the longest frame pcap allows) and kMaxSegments.
+    static MbufPoolSpec pool_spec(const CaptureStreamSpec& spec);
+    static constexpr uint16_t kSegmentRoom = 2048;
+    static constexpr uint32_t kMinSegments = 511;
+    static constexpr uint32_t kMaxSegments = 16383;
+
+    explicit CaptureStream(const CaptureStreamSpec& spec);
+    ~CaptureStream();
+    CaptureStream(const CaptureStream&) = delete;
+    CaptureStream& operator=(const CaptureStream&) = delete;
+
+    // Waits until the buffers are full, the file is read, or a stop is requested.
+    void prime();
+
+    // Records at the front ready to replay (at most `want`), and the k-th of them.
+    uint32_t ready(uint32_t want) { return ring_.readable(want); }
+    const CaptureRecord& front(uint32_t k) const { return ring_.front(k); }
+    // The first `n` ready records were replayed: their templates go back to the pool.
+    void consume(uint32_t n);
+
+    // True when the reader has ended and every record it read was consumed; rethrows the
+    // reader's error (a LocatedError naming the record) at that point, once.
+    bool drained();
+    // Why a pass stopped early ("record 3: truncated dump file; ..."); valid once drained().
+    const std::string& truncation() const { return truncation_; }
+
+    // Ends the reader and gives back every template still queued. Idempotent.
+    void stop();
+
+    uint32_t pool_capacity() const { return pool_.capacity(); }
+    uint32_t pool_available() const { return pool_.available(); }
+
+private:
+    void read_passes();
+    bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records);
+    bool wait_for_room(uint32_t& backoff_us);
+
+    CaptureStreamSpec spec_;
+    MbufPool pool_;
+    CaptureRing<CaptureRecord> ring_;
+    // Written by the reader before done_ is set, read by the consumer after it sees done_.
+    std::exception_ptr error_;
+    std::string truncation_;
+    // release by the reader after its last push (and error_/truncation_), acquire by the
+    // consumer: everything the reader did is visible once done_ reads true.
+    std::atomic<bool> done_{false};
+    std::atomic<bool> primed_{false};  // release/acquire: the buffers were filled once
+    std::atomic<bool> stop_{false};    // relaxed: a request, it publishes no data
+    bool rethrown_ = false;
+    std::thread reader_;
+};
+
+}  // namespace tp

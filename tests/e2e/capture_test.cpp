@@ -1,0 +1,104 @@
+// Captures as a packet engineer replays them: one larger than the memory the replay may take
+// streams from the file and still delivers exactly what tcpdump and capinfos count, and
+// `topo` draws any app in the width it is given without cutting a name.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.hpp"
+#include "tests/support/eal_fixture.hpp"
+#include "tests/support/process.hpp"
+
+namespace tp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `cmd` (a shell command line ending in the program to measure, which the shell execs)
+// and returns that process's exit status and peak resident memory in bytes.
+std::pair<int, uint64_t> run_measured(const std::string& cmd) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return {-1, 0};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), uint64_t(usage.ru_maxrss) * 1024};
+}
+
+// capinfos' count and data bytes for a capture.
+std::pair<long, long> capinfos_counts(const std::string& file) {
+    const CommandResult r = run_command("capinfos -M -c -d '" + file + "'");
+    std::smatch m;
+    long packets = -1, bytes = -1;
+    if (std::regex_search(r.out, m, std::regex(R"(Number of packets:\s+(\d+))"))) packets = std::stol(m[1]);
+    if (std::regex_search(r.out, m, std::regex(R"(Data size:\s+(\d+) bytes)"))) bytes = std::stol(m[1]);
+    return {packets, bytes};
+}
+
+TEST(Capture, OneLargerThanTheMemoryGivenToItsReplayStreamsEveryPacket) {
+    // 120 MB of 1514-byte frames; the replay may take 8 MiB for it.
+    const std::string cap = tmp_path("big.pcap");
+    ASSERT_EQ(tilepipe("run conf/gen.yaml --quiet --set synth.size=1514 --set synth.count=80k --set out.file=" + cap).status, 0);
+    const long tcpdump_packets = std::stol("0" + run_command("tcpdump --count -r '" + cap + "' 2>/dev/null").out);
+    const auto [packets, bytes] = capinfos_counts(cap);
+    ASSERT_EQ(tcpdump_packets, 80000);
+    ASSERT_EQ(packets, tcpdump_packets);
+
+    const std::string json = tmp_path("big.json");
+    const auto [status, peak] = run_measured("'" + tilepipe_bin() + "' run '" + source_root() +
+                                             "/conf/forward.yaml' --pcap '" + cap +
+                                             "' --set src.preload_mb=8 --quiet --json '" + json + "' >/dev/null");
+    ASSERT_EQ(status, 0);
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["packets"].get<long>(), tcpdump_packets);
+    EXPECT_EQ(j["bytes"].get<long>(), bytes);
+    EXPECT_EQ(j["unaccounted"], 0);
+    EXPECT_TRUE(j["pools_full"].get<bool>());
+    // Preloaded, the templates alone would hold every byte of the file.
+    EXPECT_LT(peak, fs::file_size(cap)) << "the replay held the capture in memory";
+    fs::remove(cap);
+    fs::remove(json);
+}
+
+TEST(Capture, TopoFoldsTheMapToTheWidthAndNeverCutsAName) {
+    const std::string json = tmp_path("topo.json");
+    for (const char* topology : {"host", "tilepro64", "epiphany16"}) {
+        SCOPED_TRACE(topology);
+        const CommandResult r = run_command("cd '" + source_root() + "' && COLUMNS=72 '" + tilepipe_bin() +
+                                            "' topo conf/farm.yaml --topology " + topology + " --json " + json);
+        ASSERT_EQ(r.status, 0) << r.err;
+        const nlohmann::json j = nlohmann::json::parse(read_file(json));
+        std::istringstream lines(r.out);
+        std::string line, words;
+        std::getline(lines, line);  // the summary sentence
+        int columns = 0;
+        while (std::getline(lines, line)) {
+            if (line.rfind("channels:", 0) == 0) break;
+            EXPECT_LE(line.size(), 72u) << line;
+            EXPECT_EQ(line.find('~'), std::string::npos) << "a cut name: " << line;
+            std::istringstream w(line);
+            for (std::string word; w >> word;) {
+                words += " " + word + " ";
+                if (word.rfind("x=", 0) == 0) ++columns;
+            }
+        }
+        EXPECT_EQ(columns, j["width"].get<int>()) << "every column of the mesh is drawn once";
+        for (const auto& n : j["nodes"])
+            EXPECT_NE(words.find(" " + n["name"].get<std::string>() + " "), std::string::npos)
+                << n["name"] << " is not in the map or its legend";
+    }
+    fs::remove(json);
+}
+
+}  // namespace
+}  // namespace tp::test
