@@ -462,21 +462,31 @@ def latency_at(row, p):
     return None
 
 
+def offered_mpps(row):
+    """The load a latency row was measured at, in Mpps: its offered `pps`, or an Mpps field."""
+    if num(row.get("pps")) is not None:
+        return num(row["pps"]) / 1e6
+    return first_num(row, ("offered_mpps", "load_mpps", "rate_mpps"))
+
+
 def plot_latency(doc, plt):
-    load_keys = ("offered_mpps", "load_mpps", "rate_mpps", "offered", "load", "rate", "mpps")
-    rows = [r for r in doc["rows"] if first_num(r, load_keys) is not None]
+    rows = [r for r in doc["rows"] if offered_mpps(r) is not None]
     if not rows:
-        raise Refused(f"a latency bench report whose rows have no load ({', '.join(load_keys)})")
+        raise Refused("a latency bench report whose rows have no load (pps or offered_mpps)")
     fig, ax = plt.subplots(figsize=(10, 6), dpi=DPI, layout="constrained")
-    for p in ("p50", "p99", "p999"):
-        lines = series(rows, lambda r: r.get("transport", r.get("app", "")), lambda r: first_num(r, load_keys),
-                       lambda r: latency_at(r, p))
-        for name, (xs, ys) in lines.items():
-            ax.plot(xs, ys, marker="o", label=f"{name} {p}".strip())
+    for p, style in (("p50", "-o"), ("p90", "--s"), ("p99", "-^"), ("p999", ":v")):
+        xs, ys = [], []
+        for r in sorted(rows, key=offered_mpps):
+            if latency_at(r, p) is not None:
+                xs.append(offered_mpps(r))
+                ys.append(latency_at(r, p))
+        if xs:
+            ax.plot(xs, ys, style, label=p)
     ax.set_yscale("log")
     ax.set_xlabel("offered load (Mpps)")
-    ax.set_ylabel("latency (µs, log scale)")
-    ax.set_title("latency against load")
+    ax.set_ylabel("end-to-end latency (µs, log scale)")
+    app = doc.get("app") or rows[0].get("app")
+    ax.set_title("latency against load" + (f": {app}" if app else ""))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return fig
