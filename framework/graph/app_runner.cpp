@@ -333,6 +333,8 @@ RunReport AppRunner::run(const RunOptions& opts) {
     for (const auto& t : tasks_)
         if (t->failed()) clear_stop_request();
     RunReport r = collect(std::chrono::duration<double>(clock::now() - created_).count());
+    spdlog::debug("threads ran {:.6f} s, traffic flowed {:.6f} s of them",
+                  std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count(), r.seconds);
     r.header.start_time = utc_iso8601(wall_start);
     r.header.interrupted = signal != 0;
     r.header.signal = signal;
@@ -391,6 +393,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         s.name = named_for_it ? node.name : node.name + "/" + cn;
         s.stage = in.config->stage->name;
         s.kind = stage_kind_name(in.stage->kind());
+        s.node = static_cast<int>(in.node);
         s.cpu = scheduler_->cpu(plan_.threads.thread_of_node[in.node]);
         const TileXY xy = plan_.topology.xy(plan_.tile_of_node[in.node]);
         s.tile_x = xy.x;

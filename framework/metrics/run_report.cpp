@@ -26,7 +26,7 @@ std::string rates(uint64_t packets, uint64_t bytes, double seconds) {
 // What a sink did with what it was handed, in words.
 std::string sink_action(const StageReport& st) {
     const std::string n = std::to_string(st.out) + (st.out == 1 ? " packet" : " packets");
-    if (st.output.empty()) return "freed " + n + " (delivered, sent nowhere)";
+    if (st.output.empty()) return "dropped " + n + " (a drop sink: counted as delivered)";
     if (st.output_is_device) return "transmitted " + n + " on " + st.output;
     return "wrote " + n + " to " + st.output;
 }
@@ -106,16 +106,24 @@ std::string format_table(const RunReport& r) {
     using A = TextTable::Align;
     for (const char* h : {"node", "stage"}) t.add_column(h, A::Left);
     for (const char* h : {"tile", "cpu", "in", "out", "drops", "cyc/pkt", "busy"}) t.add_column(h, A::Right);
-    for (const auto& st : r.stages)
+    const auto stage_row = [&t](const StageReport& st) {
         t.add_row({st.name, st.stage, tile_xy(st.tile_x, st.tile_y), std::to_string(st.cpu), std::to_string(st.in),
                    std::to_string(st.out), std::to_string(st.drops), cycles(st.cycles_per_packet()),
                    percent(st.busy_fraction)},
                   notes(st));
-    // Emitters and collectors run no stage: they pass every packet they take.
-    for (const auto& tl : r.tiles)
+    };
+    // In graph order: each node's stages, or, for an emitter or collector (no stage, passes
+    // every packet it takes), a row of its own.
+    for (const auto& st : r.stages)
+        if (st.node < 0) stage_row(st);
+    for (size_t n = 0; n < r.tiles.size(); ++n) {
+        const TileReport& tl = r.tiles[n];
         if (!tl.role.empty())
             t.add_row({tl.node, "(" + tl.role + ")", tile_xy(tl.tile_x, tl.tile_y), std::to_string(tl.cpu),
                        std::to_string(tl.packets), std::to_string(tl.packets), "0", "-", percent(tl.busy_fraction)});
+        for (const auto& st : r.stages)
+            if (st.node == static_cast<int>(n)) stage_row(st);
+    }
     s += t.str();
 
     for (const auto& f : r.failures)

@@ -28,6 +28,7 @@ struct StageReport {
     std::string name;
     std::string stage;
     std::string kind;
+    int node = -1;  // index of its node in RunReport::tiles (the table's row order); not in JSON
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, cycles = 0;

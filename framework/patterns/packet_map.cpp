@@ -82,6 +82,7 @@ bool MapEmitterTask::poll() {
         }
     }
     s.input.n = static_cast<uint16_t>(n);
+    count_passed(n, burst_bytes(s.input));  // for the report: what this emitter took
     s.seq = seq_++;
     current_ = free_.back();
     free_.pop_back();
@@ -186,6 +187,7 @@ bool MapCollectorTask::emit_ready() {
             }
             pending_at_ = 0;
             freed_pending_ = true;
+            count_passed(pending_.n, burst_bytes(pending_));  // for the report: what it completed
         }
         if (pending_at_ < pending_.n && failed()) {
             for (uint16_t i = pending_at_; i < pending_.n; ++i) drop_after_failure(pending_.d[i]);

@@ -280,6 +280,24 @@ TEST(AppRunner, AStageAndItsTileReportOneBusyFraction) {
     }
 }
 
+TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTheyPassed) {
+    for (const char* pattern : {"farm", "map"}) {
+        SCOPED_TRACE(pattern);
+        const RunReport r = run_yaml(std::string("runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 20000 }\n  - ") +
+                                     pattern + ":\n      workers: 2\n      worker: [pass]\n  - drop\n");
+        int emitters = 0, collectors = 0;
+        for (const TileReport& t : r.tiles) {
+            if (t.role.empty()) continue;
+            (t.role == "emitter" ? emitters : collectors) += 1;
+            EXPECT_EQ(t.packets, 20000u) << t.node;
+            EXPECT_EQ(t.bytes, 20000u * 64) << t.node;
+            EXPECT_NE(format_table(r).find("\n" + t.node + " "), std::string::npos) << format_table(r);
+        }
+        EXPECT_EQ(emitters, 1);
+        EXPECT_EQ(collectors, 1);
+    }
+}
+
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     // A farm: the emitter and collector run no stage, yet their tiles work.
     const RunReport r = run_yaml(

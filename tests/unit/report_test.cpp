@@ -115,7 +115,7 @@ TEST(RunReportText, SinksSayWhatTheyDidAndEmittersAreListed) {
     const std::string table = format_table(small_report());
     EXPECT_NE(table.find("    wrote 100 packets to x.pcap\n"), std::string::npos) << table;
     EXPECT_NE(table.find("    transmitted 2 packets on net_null0\n"), std::string::npos) << table;
-    EXPECT_NE(table.find("    freed 100 packets (delivered, sent nowhere)\n"), std::string::npos) << table;
+    EXPECT_NE(table.find("    dropped 100 packets (a drop sink: counted as delivered)\n"), std::string::npos) << table;
     EXPECT_NE(table.find("farm.emitter"), std::string::npos) << table;
     EXPECT_NE(table.find("(emitter)"), std::string::npos) << table;
     EXPECT_NE(table.find("pools full (every mbuf back: 4095 of 4095)"), std::string::npos) << table;
