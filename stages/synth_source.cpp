@@ -80,6 +80,9 @@ std::vector<uint16_t> SynthSource::size_pattern(const ParamValues& p) {
 
 void SynthSource::check_params(const ParamValues& p) {
     size_pattern(p);  // flows and duration: their declared ranges, checked as they are parsed
+    // 0 means off (so `--set synth.pps=0` switches a config's pace off); both set is ambiguous.
+    if (p.get_double("pps") > 0 && p.get_double("mbps") > 0)
+        p.fail("mbps", "'mbps' paces the stream but 'pps' already does: set at most one of pps, mbps");
 }
 
 void SynthSource::check_data_room(const ParamValues& p, uint32_t data_room) {
@@ -96,6 +99,8 @@ SynthSource::SynthSource(const ParamValues& p) : Stage(kKind) {
     proto_ = p.get_string("proto");
     count_ = p.get_uint("count");
     duration_ = p.get_double("duration");
+    pps_ = p.get_double("pps");
+    mbps_ = p.get_double("mbps");
     // One template per distinct size; the pattern becomes indices into them.
     for (uint16_t& s : pattern_) {
         auto it = std::find(sizes_.begin(), sizes_.end(), s);
@@ -123,6 +128,27 @@ void SynthSource::open(StageEnv& env) {
         }
     }
     if (duration_ > 0) end_tsc_ = 0;  // armed on the first produce(): timing starts there
+    const double hz = double(rte_get_tsc_hz());
+    packets_per_cycle_ = pps_ > 0 ? pps_ / hz : 0.0;
+    bytes_per_cycle_ = mbps_ > 0 ? mbps_ * 1e6 / 8 / hz : 0.0;
+    pace_start_tsc_ = 0;
+}
+
+uint64_t SynthSource::due_now(uint64_t max) {
+    if (packets_per_cycle_ == 0 && bytes_per_cycle_ == 0) return max;
+    const uint64_t now = rte_rdtsc();
+    if (pace_start_tsc_ == 0) pace_start_tsc_ = now;
+    const double elapsed = double(now - pace_start_tsc_);
+    if (packets_per_cycle_ > 0) {
+        // Packet k (from 0) is due at k / pps: floor(elapsed x pps) + 1 are due by now.
+        const uint64_t due = static_cast<uint64_t>(elapsed * packets_per_cycle_) + 1;
+        return due > emitted_ ? std::min(max, due - emitted_) : 0;
+    }
+    // mbps: a packet is due once the bytes before it fit in the time elapsed.
+    const double budget = elapsed * bytes_per_cycle_;
+    uint64_t n = 0, bytes = emitted_bytes_;
+    while (n < max && double(bytes) <= budget) bytes += frame_for(emitted_ + n++).length;
+    return n;
 }
 
 const SynthSource::Frame& SynthSource::frame_for(uint64_t seq) const {
@@ -141,6 +167,8 @@ SourceStatus SynthSource::produce(Burst& b) {
         if (emitted_ >= count_) return SourceStatus::Done;
         n = std::min<uint64_t>(n, count_ - emitted_);
     }
+    n = due_now(n);
+    if (n == 0) return SourceStatus::Idle;  // the next packet is not due yet
     rte_mbuf* m[kBurstMax];
     if (!alloc_packets(env_.pool->get(), m, static_cast<unsigned>(n)))
         return SourceStatus::Idle;  // pool momentarily empty: packets are in flight downstream
@@ -151,6 +179,7 @@ SourceStatus SynthSource::produce(Burst& b) {
         m[i]->pkt_len = f.length;
         m[i]->port = env_.port;
         b.d[i] = PacketDesc{m[i], 0, f.length, env_.port, 0};
+        emitted_bytes_ += f.length;
     }
     b.n = static_cast<uint16_t>(n);
     emitted_ += n;
@@ -163,6 +192,9 @@ TILEPIPE_STAGE(SynthSource, "synth", "source: generated Ethernet/IPv4 UDP or TCP
                param<std::string>("proto", "udp", "L4 protocol of the flows", {"udp", "tcp", "mix"}),
                param<uint64_t>("count", 10000000, "packets to emit; 0 = no limit (then set duration)"),
                param<double>("duration", 0.0, "seconds to emit for; 0 = no limit (the first limit reached ends the stream)")
+                   .at_least(0),
+               param<double>("pps", 0, "pace at this many packets per second (0 = top speed)").at_least(0),
+               param<double>("mbps", 0, "pace at this many megabits of frame bytes per second (0 = top speed)")
                    .at_least(0));
 
 }  // namespace tp

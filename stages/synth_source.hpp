@@ -6,6 +6,11 @@
 // 10.0.x.y -> 10.128.x.y with ports 1024 + i -> 80 + (i % 16); flows are emitted round-robin;
 // `mix` makes odd flows TCP and even ones UDP. `size` is the frame length as a capture holds it
 // (no FCS), in decimal, or `imix`: 64, 594 and 1514 bytes in a 7:4:1 pattern.
+// Pacing (`pps` or `mbps`, at most one; none = top speed): packet k is due k / pps seconds
+// (or its preceding frame bytes x 8 / mbps microseconds) after the first produce(); produce()
+// emits what is due, up to a burst, and returns Idle otherwise, never sleeping. A source that
+// fell behind catches up in full bursts, so the achieved rate is the paced one whenever the
+// app can go that fast.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +28,8 @@ public:
     explicit SynthSource(const ParamValues& p);
     // Every frame is one mbuf of the app's pool: a size beyond its data room is refused.
     static void check_data_room(const ParamValues& p, uint32_t data_room);
-    // Size and flow bounds (size 60-9000 or imix, flows 1-65536, duration >= 0); no EAL needed.
+    // Size and flow bounds (size 60-9000 or imix, flows 1-65536, duration >= 0), at most one
+    // of pps and mbps; no EAL needed.
     static void check_params(const ParamValues& p);
     void open(StageEnv& env) override;
     SourceStatus produce(Burst& b) override;
@@ -49,8 +55,15 @@ private:
     std::string proto_;
     uint64_t count_ = 0;
     double duration_ = 0;
+    double pps_ = 0;
+    double mbps_ = 0;
     uint64_t end_tsc_ = 0;
     uint64_t emitted_ = 0;
+    double packets_per_cycle_ = 0;   // pps pacing (0: off)
+    double bytes_per_cycle_ = 0;     // mbps pacing (0: off)
+    uint64_t pace_start_tsc_ = 0;    // armed on the first produce()
+    uint64_t emitted_bytes_ = 0;
+    uint64_t due_now(uint64_t max);  // packets due now, at most max
     StageEnv env_;
     std::vector<uint8_t> bytes_;   // every prebuilt frame, back to back
     std::vector<Frame> frames_;    // [size index][flow]

@@ -19,7 +19,9 @@ const char* kUsage =
     "  asym      receive one-way latency of an asymmetric channel against its sender count,\n"
     "            one sender active and the others idle, per transport\n"
     "  mapvec    the paper's map: a stream of M x M matrices times a vector split over W\n"
-    "            workers (tree or linear multicast); service time, bandwidth, scalability\n";
+    "            workers (tree or linear multicast); service time, bandwidth, scalability\n"
+    "  latency   an app's end-to-end latency against load: its synth source paced from 10% to\n"
+    "            100% of the app's own top speed (rate, Mpps achieved, p50, p99, p999)\n";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
         if (name == "stream") return run_stream(argc, argv);
         if (name == "asym") return run_asym(argc, argv);
         if (name == "mapvec") return run_mapvec(argc, argv);
+        if (name == "latency") return run_latency(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;
     } catch (const std::invalid_argument& e) {

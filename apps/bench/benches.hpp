@@ -7,5 +7,6 @@ int run_pingpong(int argc, char** argv);
 int run_stream(int argc, char** argv);
 int run_asym(int argc, char** argv);
 int run_mapvec(int argc, char** argv);
+int run_latency(int argc, char** argv);
 
 }  // namespace tp::bench

@@ -32,6 +32,7 @@ struct RunArgs {
     AppArgs app;
     std::string json_out;
     std::string eal;
+    std::string latency;  // empty: the config's
     bool quiet = false;
     LiveRunArgs live;
 };
@@ -86,6 +87,7 @@ int run(const RunArgs& args) {
     std::optional<AppPlan> plan;
     try {
         app = load_app(args.app);
+        if (!args.latency.empty()) set_latency(app, args.latency);
         plan = plan_app(app);  // placement errors are config errors: report them before EAL
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
@@ -180,6 +182,7 @@ void add_run(CLI::App& app, Action& action) {
     cmd->add_option("--json", args->json_out,
                     "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
+    cmd->add_option("--latency", args->latency, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
     add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });

@@ -420,8 +420,15 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
             app.placement = r.scalar(v, "placement");
             r.check_choice(v, "placement", app.placement, placement_names());
         }
+        else if (k == "latency") {
+            try {
+                app.latency = parse_latency(r.scalar(v, "latency"));
+            } catch (const std::invalid_argument& e) {
+                r.fail(v, e.what());
+            }
+        }
         else if (k == "pipeline") pipeline = v;
-        else r.fail(it->first, "unknown key '" + k + "' (known: app, topology, placement, transport, queue, pool, runtime, pipeline)");
+        else r.fail(it->first, "unknown key '" + k + "' (known: app, topology, placement, transport, queue, pool, runtime, latency, pipeline)");
     }
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");
     if (!pipeline.IsSequence()) r.fail(pipeline, "'pipeline' must be a list of stages");
@@ -502,6 +509,14 @@ void set_loop(AppConfig& app, uint64_t loops) {
 }  // namespace tp
 
 namespace tp {
+
+void set_latency(AppConfig& app, const std::string& text) {
+    try {
+        app.latency = parse_latency(text);
+    } catch (const std::invalid_argument& e) {
+        throw LocatedError(Location{"--latency " + text}, e.what());
+    }
+}
 
 void set_topology(AppConfig& app, const std::string& name) {
     app.topology = name;

@@ -5,6 +5,7 @@
 //   queue: 1024                 # default link capacity in descriptors (optional)
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
 //   runtime: { threads: auto, fuse: auto }  # threads: auto | per_tile; fuse: auto | always | never
+//   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
 //   pipeline:
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "framework/config/location.hpp"
+#include "framework/metrics/latency_config.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/topology/topology.hpp"
@@ -101,6 +103,7 @@ struct AppConfig {
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact
+    LatencyConfig latency;               // what the sinks measure (`latency:`, `--latency`)
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
@@ -125,6 +128,8 @@ void check_stage_params(const AppConfig& app);
 
 // `--topology NAME`.
 void set_topology(AppConfig& app, const std::string& name);
+// `--latency off|all|sample N`.
+void set_latency(AppConfig& app, const std::string& text);
 
 // Binds raw parameter text to typed values (defaults filled, unknown keys rejected).
 void finalize(AppConfig& app);

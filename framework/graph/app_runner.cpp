@@ -216,6 +216,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.dispatch = ts.outputs.size() > 1 ? node.dispatch : Dispatch::Single;
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
+    ts.latency = app_.latency;
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
         uint64_t window = 4 * kBurstMax;
@@ -231,6 +232,29 @@ AppRunner::~AppRunner() {
     tasks_.clear();
     instances_.clear();
     links_.clear();
+}
+
+LatencyHistogram AppRunner::latency() const {
+    LatencyHistogram all;
+    for (const auto& t : tasks_)
+        if (const auto* node = dynamic_cast<const NodeTask*>(t.get()); node && node->sink_latency())
+            all.merge(node->sink_latency()->histogram());
+    return all;
+}
+
+LatencyReport AppRunner::latency_report() const {
+    const double hz = double(rte_get_tsc_hz());
+    LatencyReport l;
+    l.mode = app_.latency.str();
+    const LatencyHistogram all = latency();
+    l.end_to_end = LatencySummary::of(all, hz);
+    l.buckets = latency_buckets(all, hz);
+    for (size_t n = 0; n < tasks_.size(); ++n)
+        if (const auto* node = dynamic_cast<const NodeTask*>(tasks_[n].get()); node && node->residence())
+            l.nodes.push_back(NodeResidenceReport{plan_.graph.nodes[n].name,
+                                                  LatencySummary::of(node->residence()->queue_wait, hz),
+                                                  LatencySummary::of(node->residence()->process, hz)});
+    return l;
 }
 
 namespace {
@@ -433,6 +457,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
+    r.latency = latency_report();
     return r;
 }
 

@@ -57,6 +57,9 @@ public:
     // What the run has done so far; callable from any thread while this runner exists, before,
     // during and after run() (app_runner_live.cpp; see live_view.hpp for what it reads how).
     LiveView live_view() const;
+    // End-to-end latency so far, merged from every sink's histogram. Safe while the run
+    // lasts (a slightly stale view: see LatencyHistogram); exact once run() returned.
+    LatencyHistogram latency() const;
 
 private:
     // One stage instance on one graph node (a farm's stages exist once per worker).
@@ -75,6 +78,7 @@ private:
     // `live`: while tiles may run, so only what they publish with relaxed atomics, and the
     // windows end now (live_view()).
     RunReport collect(double wall_seconds, bool live = false) const;
+    LatencyReport latency_report() const;
 
     // First member: setup_s counts from the start of construction (captures, tables, devices).
     std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();

@@ -135,6 +135,7 @@ std::string format_table(const RunReport& r) {
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
     if (r.header.interrupted)
         s += "interrupted: the sources stopped early on a signal; what was in flight drained to the sinks\n";
+    s += format_latency(r.latency);
     return s;
 }
 
@@ -186,7 +187,7 @@ nlohmann::json to_json(const RunReport& r) {
                                    {"start_time", h.start_time},
                                    {"interrupted", h.interrupted},
                                    {"exit_status", h.exit_status}};
-    return {{"header", header},
+    nlohmann::json j = {{"header", header},
             {"app", r.app},
             {"packets", r.packets},
             {"bytes", r.bytes},
@@ -211,6 +212,8 @@ nlohmann::json to_json(const RunReport& r) {
             {"tiles", tiles},
             {"channels", channels},
             {"pools", pools}};
+    add_latency_json(j, r.latency);
+    return j;
 }
 
 }  // namespace tp

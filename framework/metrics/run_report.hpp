@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "framework/metrics/latency_report.hpp"
 #include "framework/metrics/port_tx.hpp"
 
 namespace tp {
@@ -111,6 +112,7 @@ struct RunReport {
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
+    LatencyReport latency;
 
     // Delivered over `seconds` (the headline).
     double mpps() const;

@@ -28,6 +28,11 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
     out_at_.assign(s_.outputs.size(), 0);
     if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
     if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
+    if (s_.latency.on()) {
+        if (is_source_) entry_offset_ = entry_tsc_offset();
+        if (ends_in_sink_) sink_latency_ = std::make_unique<SinkLatency>(s_.latency.every);
+        if (s_.latency.residence()) residence_ = std::make_unique<NodeResidence>();
+    }
 }
 
 bool NodeTask::pending() const {
@@ -97,6 +102,7 @@ void NodeTask::stage_for_outputs(const Burst& b) {
 void NodeTask::process(Burst& b, size_t from) {
     if (s_.report_drops) run_chain_reporting_drops(b, from);
     else run_chain(b, from);
+    if (residence_) residence_->handed_on(b, taken_at_, taken_, rte_rdtsc());
     if (s_.stamp_sequence)
         for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
     if (s_.chain.empty()) count_passed(b.n, burst_bytes(b));  // stages count their own
@@ -137,7 +143,7 @@ bool NodeTask::take(Burst& b) {
 }
 
 void NodeTask::run_chain(Burst& b, size_t from) {
-    run_stage_chain(std::span<Stage* const>(s_.chain).subspan(from), b);
+    run_stage_chain(std::span<Stage* const>(s_.chain).subspan(from), b, sink_latency_.get());
 }
 
 void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
@@ -163,6 +169,12 @@ void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
         else b.d[b.n++] = PacketDesc{nullptr, seqs[j], 0, 0, 0};
     }
     kept.n = 0;
+}
+
+void NodeTask::took(const Burst& b) {
+    taken_at_ = rte_rdtsc();
+    taken_ = b.n;
+    residence_->taken(b, taken_at_);
 }
 
 void NodeTask::close_stages() {
@@ -257,6 +269,10 @@ bool NodeTask::poll() {
         src.stats().cycles.add(t1 - t0);
         if (src.stats().first_tsc.get() == 0) src.stats().first_tsc.set(t0);
         src.stats().last_tsc.set(t1);
+        if (entry_offset_ >= 0)
+            for (const PacketDesc& d : b) packet_tsc(d.mbuf, entry_offset_) = t1;
+        taken_at_ = t1;
+        taken_ = b.n;
         src.stats().out.add(b.n);
         src.stats().bytes_out.add(burst_bytes(b));
         src.stats().bursts.inc();
@@ -274,10 +290,12 @@ bool NodeTask::poll() {
         }
     }
 
+    if (residence_ && !is_source_) took(b);
     process(b, first);
     b.n = 0;  // staged for the outputs (or consumed by a sink)
     if (s_.dispatch == Dispatch::FlowHash && !is_source_)
         for (uint16_t k = 1; k < kGatherBursts && room_for_a_burst() && take(b); ++k) {
+            if (residence_) took(b);
             process(b, 0);
             b.n = 0;
         }

@@ -14,6 +14,10 @@
 // 32/W, a node that dispatches by flow hash gathers up to kGatherBursts input bursts into its
 // per-output staging before sending (still within one poll: nothing waits for a later one).
 // Counters are the stages' own (single writer: the tile running this task).
+// Latency (spec.latency on): a source's node stamps each packet it emits with the TSC read
+// right after produce(); a node whose chain ends in a sink records end-to-end latency there;
+// with `latency: all` every node also records its queue wait and processing time
+// (latency_probe.hpp). All of it per task, read after the threads joined.
 // Failure (a stage threw): poll_failed() frees and counts the burst in hand, what the staging
 // and the reorder window hold, closes the stages not yet closed and the outputs, then frees
 // and counts what still arrives until every input is closed. An ordered collector whose
@@ -26,6 +30,8 @@
 #include "descriptors/burst.hpp"
 #include "framework/channel/channel.hpp"
 #include "framework/graph/app_graph.hpp"
+#include "framework/metrics/latency_config.hpp"
+#include "framework/runtime/latency_probe.hpp"
 #include "framework/runtime/reorder_window.hpp"
 #include "framework/runtime/task.hpp"
 #include "framework/stage/stage.hpp"
@@ -40,6 +46,7 @@ struct NodeTaskSpec {
     bool stamp_sequence = false;
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
+    LatencyConfig latency{LatencyConfig::Mode::Off, 0};
 };
 
 class NodeTask final : public Task {
@@ -53,6 +60,11 @@ public:
     bool done() const override { return done_; }
     bool poll_failed() override;
 
+    // Latency at this node's sink (nullptr: no sink, or latency off).
+    const SinkLatency* sink_latency() const { return sink_latency_.get(); }
+    // Queue wait and processing time (nullptr unless `latency: all`).
+    const NodeResidence* residence() const { return residence_.get(); }
+
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none
     bool inputs_exhausted();
@@ -61,6 +73,7 @@ private:
     void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send
     bool room_for_a_burst() const;           // every output's staging can take a whole burst
     void process(Burst& b, size_t from);     // chain, sequence stamps, then staging
+    void took(const Burst& b);               // residence: the queue wait of what take() got
     bool flush();                 // offers pending bursts; true if anything moved
     bool pending() const;
     void finish();
@@ -86,6 +99,11 @@ private:
     Burst hand_;                  // the burst the chain is working on
     Burst kept_;                  // report_drops: the packets of hand_ the chain is working on
     size_t closed_ = 0;           // stages closed so far
+    int entry_offset_ = -1;       // >= 0: a source's node stamps packets' entry TSC
+    std::unique_ptr<SinkLatency> sink_latency_;
+    std::unique_ptr<NodeResidence> residence_;
+    uint64_t taken_at_ = 0;       // residence: TSC when the burst in hand was taken
+    uint16_t taken_ = 0;          // residence: packets taken into it
     bool abandoned_ = false;      // failure: held packets given back, outputs closed
     bool done_ = false;
 };

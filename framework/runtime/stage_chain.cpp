@@ -2,6 +2,8 @@
 
 #include <rte_cycles.h>
 
+#include "framework/runtime/latency_probe.hpp"
+
 namespace tp {
 
 uint64_t burst_bytes(const Burst& b) {
@@ -10,7 +12,22 @@ uint64_t burst_bytes(const Burst& b) {
     return bytes;
 }
 
-void run_stage_chain(std::span<Stage* const> chain, Burst& b) {
+namespace {
+// Notes the sink's drops for the latency probe while process() runs, also when it throws.
+struct NotingDrops {
+    Stage* stage;
+    NotingDrops(Stage* st, SinkLatency* latency) : stage(latency != nullptr ? st : nullptr) {
+        if (stage != nullptr) stage->note_drops_into(&latency->dropped());
+    }
+    ~NotingDrops() {
+        if (stage != nullptr) stage->note_drops_into(nullptr);
+    }
+    NotingDrops(const NotingDrops&) = delete;
+    NotingDrops& operator=(const NotingDrops&) = delete;
+};
+}  // namespace
+
+void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* latency) {
     for (Stage* st : chain) {
         if (b.n == 0) return;
         StageStats& c = st->stats();
@@ -20,14 +37,19 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b) {
         const bool sink = st->kind() == StageKind::Sink;
         const uint64_t drops_before = c.drops.get();
         const uint64_t bytes_in = sink ? burst_bytes(b) : 0;  // a sink leaves its burst empty
+        if (sink && latency != nullptr) latency->pick(b);
         const uint64_t t0 = rte_rdtsc();
-        st->process(b);
+        {
+            NotingDrops noting(sink ? st : nullptr, latency);
+            st->process(b);
+        }
         const uint64_t t1 = rte_rdtsc();
         c.cycles.add(t1 - t0);
         // The stage's own line: no other tile writes it (see StageStats).
         if (c.first_tsc.get() == 0) c.first_tsc.set(t1);
         c.last_tsc.set(t1);
         if (sink) {
+            if (latency != nullptr) latency->record(t1);
             c.out.add(n - (c.drops.get() - drops_before));
             c.bytes_out.add(bytes_in);
             b.n = 0;

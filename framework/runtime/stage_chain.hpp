@@ -1,6 +1,8 @@
 // Running a chain of stages on one burst, run-to-completion, with the per-stage accounting
 // every tile does the same way: `in`, `out` (a sink's out = in - its drops), bytes delivered by
 // sinks, bursts, and TSC cycles inside process(). Stops early when the burst empties.
+// With `latency`, a sink at the end of the chain records the end-to-end latency of the
+// packets it delivers (latency_probe.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +13,9 @@
 
 namespace tp {
 
-void run_stage_chain(std::span<Stage* const> chain, Burst& b);
+class SinkLatency;
+
+void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* latency = nullptr);
 
 // Frame bytes of a burst.
 uint64_t burst_bytes(const Burst& b);

@@ -65,6 +65,13 @@ struct alignas(64) StageStats {
     std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
 };
 
+// The mbufs a sink's drop() freed during one process() call, noted while the runtime measures
+// latency there: a dropped packet is never a latency sample.
+struct DroppedPackets {
+    uint16_t n = 0;
+    const void* mbuf[kBurstMax];
+};
+
 class Stage {
 public:
     virtual ~Stage();
@@ -85,6 +92,8 @@ public:
     const StageStats& stats() const { return stats_; }
     const std::vector<std::string>& drop_reasons() const { return drop_names_; }
     const std::vector<std::string>& events() const { return event_names_; }
+    // The runtime sets this around a sink's process() (nullptr: nothing noted).
+    void note_drops_into(DroppedPackets* into) { dropped_note_ = into; }
 
 protected:
     explicit Stage(StageKind kind) : kind_(kind) {}
@@ -102,6 +111,7 @@ private:
     StageStats stats_;
     std::vector<std::string> drop_names_;
     std::vector<std::string> event_names_;
+    DroppedPackets* dropped_note_ = nullptr;
 };
 
 }  // namespace tp

@@ -181,6 +181,27 @@ TEST(Cli, BadOverridesAndArgumentsExitNonZeroWithAMessage) {
     EXPECT_NE(r.err.find("--loop"), std::string::npos) << r.err;
 }
 
+TEST(Cli, LatencyOptionSetsTheRuleAndRefusesValuesThatDoNotParse) {
+    for (const char* bad : {"sometimes", "'sample 0'", "'sample x'", "sample"}) {
+        const CommandResult r = tilepipe(std::string("run conf/default.yaml --latency ") + bad);
+        EXPECT_EQ(r.status, 2) << bad;
+        std::string value = bad;
+        value.erase(std::remove(value.begin(), value.end(), '\''), value.end());
+        EXPECT_NE(r.err.find("--latency " + value + ": latency must be off, all or sample N"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("got '" + value + "'"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("EAL"), std::string::npos) << "EAL started for a bad --latency";
+    }
+    nlohmann::json j = run_json("run conf/default.yaml --set synth.count=6400 --latency all");
+    EXPECT_EQ(j["latency_us"]["mode"], "all");
+    EXPECT_EQ(j["latency_us"]["samples"], j["delivered"]);
+    j = run_json("run conf/default.yaml --set synth.count=6400 --latency 'sample 100'");
+    EXPECT_EQ(j["latency_us"]["samples"], 64);
+    j = run_json("run conf/default.yaml --set synth.count=6400 --latency off");
+    EXPECT_EQ(j["latency_us"]["samples"], 0);
+    j = run_json("run conf/default.yaml --set synth.count=6400");  // the default: 1 in 64
+    EXPECT_EQ(j["latency_us"]["samples"], 100);
+}
+
 TEST(Cli, ProgressLineAppearsOnLongRunsUnlessQuiet) {
     CommandResult r = tilepipe("run conf/default.yaml --set synth.count=0 --set synth.duration=2.6");
     EXPECT_EQ(r.status, 0) << r.err;

@@ -216,6 +216,45 @@ std::string refusal(const Given& given) {
     return "";
 }
 
+// What a paced synth emits on its first produce() and on one right after it.
+std::pair<uint16_t, SourceStatus> first_two_produces(const Given& given, uint16_t* first) {
+    MbufPool pool = synth_pool();
+    SynthSource src(synth_params(given));
+    StageEnv env;
+    env.pool = &pool;
+    env.node_name = "synth";
+    src.open(env);
+    Burst a, b;
+    src.produce(a);
+    const SourceStatus st = src.produce(b);
+    *first = a.n;
+    for (const PacketDesc& d : a) rte_pktmbuf_free(d.mbuf);
+    for (const PacketDesc& d : b) rte_pktmbuf_free(d.mbuf);
+    return {b.n, st};
+}
+
+TEST(Synth, APacedStreamEmitsOnlyWhatIsDueAndIdlesUntilTheNext) {
+    // At 1 packet per second (or 1 kb/s: one 64-byte frame in 0.5 s) the first packet is due
+    // at once and the next one not before long after the second call.
+    for (const Given& pace : {Given{{"pps", "1"}}, Given{{"mbps", "0.001"}}}) {
+        uint16_t first = 0;
+        const auto [n, st] = first_two_produces(pace, &first);
+        EXPECT_EQ(first, 1u);
+        EXPECT_EQ(n, 0u);
+        EXPECT_EQ(st, SourceStatus::Idle);
+    }
+    uint16_t first = 0;
+    EXPECT_EQ(first_two_produces({}, &first).first, kBurstMax);  // unpaced: full bursts
+    EXPECT_EQ(first, kBurstMax);
+}
+
+TEST(SynthParameters, AtMostOnePaceIsSetAndAZeroPaceIsTopSpeed) {
+    EXPECT_EQ(refusal({{"pps", "1000"}, {"mbps", "100"}}),
+              "app.yaml:3:5: 'mbps' paces the stream but 'pps' already does: set at most one of pps, mbps");
+    EXPECT_EQ(refusal({{"pps", "0"}, {"mbps", "100"}}), "");
+    EXPECT_EQ(refusal({{"pps", "-1"}}), "app.yaml:2:5: parameter 'pps' must be at least 0, got '-1'");
+}
+
 TEST(SynthParameters, SizesOutsideSixtyToNineThousandOrNotDecimalAreRefusedAtSize) {
     for (const char* size : {"59", "0", "9001", "65536", "abc", "64x", "-64", "0x40", " 64", "", "imix2", "99999999999"})
         EXPECT_EQ(refusal({{"size", size}}),

@@ -1,0 +1,79 @@
+#include "framework/metrics/latency_report.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace tp {
+
+LatencySummary LatencySummary::of(const LatencyHistogram& h, double tsc_hz) {
+    const double us = tsc_hz > 0 ? 1e6 / tsc_hz : 0.0;
+    LatencySummary s;
+    s.samples = h.samples();
+    s.p50 = double(h.percentile(0.50)) * us;
+    s.p90 = double(h.percentile(0.90)) * us;
+    s.p99 = double(h.percentile(0.99)) * us;
+    s.p999 = double(h.percentile(0.999)) * us;
+    s.max = double(h.max()) * us;
+    s.mean = h.mean() * us;
+    return s;
+}
+
+std::vector<LatencyBucket> latency_buckets(const LatencyHistogram& h, double tsc_hz) {
+    const double us = tsc_hz > 0 ? 1e6 / tsc_hz : 0.0;
+    std::vector<LatencyBucket> v;
+    for (size_t i = 0; i < LatencyHistogram::kBuckets; ++i)
+        if (const uint64_t c = h.count(i))
+            v.push_back({double(LatencyHistogram::lower(i) + LatencyHistogram::width(i)) * us, c});
+    return v;
+}
+
+nlohmann::json latency_json(const LatencySummary& s) {
+    return {{"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"p999", s.p999},
+            {"max", s.max}, {"mean", s.mean}, {"samples", s.samples}};
+}
+
+namespace {
+nlohmann::json buckets_json(const std::vector<LatencyBucket>& buckets) {
+    nlohmann::json b = nlohmann::json::array();
+    for (const LatencyBucket& x : buckets) b.push_back({x.upper_us, x.count});
+    return b;
+}
+}  // namespace
+
+nlohmann::json latency_json(const LatencyHistogram& h, double tsc_hz) {
+    nlohmann::json j = latency_json(LatencySummary::of(h, tsc_hz));
+    j["buckets"] = buckets_json(latency_buckets(h, tsc_hz));
+    return j;
+}
+
+std::string format_latency(const LatencyReport& r) {
+    if (r.mode == "off") return "";
+    const LatencySummary& e = r.end_to_end;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "latency us (%s, %llu samples): p50 %.2f, p90 %.2f, p99 %.2f, p999 %.2f, max %.2f, mean %.2f\n",
+                  r.mode.c_str(), (unsigned long long)e.samples, e.p50, e.p90, e.p99, e.p999, e.max, e.mean);
+    std::string s = line;
+    for (const NodeResidenceReport& n : r.nodes) {
+        std::snprintf(line, sizeof line, "    %-16s queue wait p50 %.2f, p99 %.2f; process p50 %.2f, p99 %.2f\n",
+                      n.node.c_str(), n.queue_wait.p50, n.queue_wait.p99, n.process.p50, n.process.p99);
+        s += line;
+    }
+    return s;
+}
+
+void add_latency_json(nlohmann::json& report, const LatencyReport& r) {
+    nlohmann::json l = latency_json(r.end_to_end);
+    l["mode"] = r.mode;
+    l["buckets"] = buckets_json(r.buckets);
+    report["latency_us"] = std::move(l);
+    if (!report.contains("tiles")) return;
+    for (const NodeResidenceReport& n : r.nodes)
+        for (auto& t : report["tiles"])
+            if (t.value("node", "") == n.node) {
+                t["queue_wait_us"] = {{"p50", n.queue_wait.p50}, {"p99", n.queue_wait.p99}};
+                t["process_us"] = {{"p50", n.process.p50}, {"p99", n.process.p99}};
+            }
+}
+
+}  // namespace tp
