@@ -267,9 +267,7 @@ std::string utc_iso8601(std::chrono::system_clock::time_point t) {
     std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return s;
 }
-}  // namespace
 
-namespace {
 // Where a sink's packets went, from its parameters: a file (pcap_out), device(s) (port_out), or
 // nowhere (drop).
 void sink_output(const NodeConfig& nc, StageReport& s) {
@@ -311,7 +309,8 @@ ProgressSample AppRunner::progress_sample() const {
             p.bytes += in.stage->stats().bytes_out.get();
         }
     const TrafficClock c = traffic_clock();
-    if (c.first_emit != 0) p.seconds = double(rte_rdtsc() - c.first_emit) / double(rte_get_tsc_hz());
+    const uint64_t now = rte_rdtsc();
+    if (c.first_emit != 0 && now > c.first_emit) p.seconds = double(now - c.first_emit) / double(rte_get_tsc_hz());
     return p;
 }
 
@@ -378,9 +377,11 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
     uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
     uint64_t last_emit = c.last_emit;
     if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
+    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
+    const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
     if (c.first_emit != 0) {
-        r.seconds = double(end - c.first_emit) / hz;
-        r.offered_seconds = double(last_emit - c.first_emit) / hz;
+        r.seconds = since_first(end);
+        r.offered_seconds = since_first(last_emit);
     }
     r.setup_s = std::max(0.0, wall_seconds - r.seconds);
     const double window_cycles = r.seconds * hz;

@@ -280,6 +280,23 @@ TEST(AppRunner, AStageAndItsTileReportOneBusyFraction) {
     }
 }
 
+TEST(AppRunner, TheProgressLineReadsTheRunningCountersAndSaysWhatEachNumberIs) {
+    // Lines every 10 ms from the start: the sampling thread reads the tiles' counters while
+    // they run (under ThreadSanitizer too).
+    AppConfig app = parse_app_config("pipeline:\n  - { stage: synth, count: 3M }\n  - parse\n  - drop\n", "t.yaml");
+    AppRunner runner(app);
+    RunOptions opts;
+    std::vector<std::string> lines;
+    opts.progress = [&lines](const std::string& l) { lines.push_back(l); };
+    opts.progress_after = std::chrono::milliseconds(0);
+    opts.progress_every = std::chrono::milliseconds(10);
+    const RunReport r = runner.run(opts);
+    EXPECT_EQ(r.delivered, 3000000u);
+    ASSERT_FALSE(lines.empty());
+    const std::regex labelled("(waiting for the first packet|[0-9.]+ m?s: [0-9.]+( M)? packets; last .* average .*(left|all emitted, draining))");
+    for (const auto& l : lines) EXPECT_TRUE(std::regex_match(l, labelled)) << l;
+}
+
 TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTheyPassed) {
     for (const char* pattern : {"farm", "map"}) {
         SCOPED_TRACE(pattern);
