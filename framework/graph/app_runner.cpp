@@ -266,9 +266,7 @@ std::string utc_iso8601(std::chrono::system_clock::time_point t) {
     std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return s;
 }
-}  // namespace
 
-namespace {
 // Where a sink's packets went, from its parameters: a file (pcap_out), device(s) (port_out), or
 // nowhere (drop).
 void sink_output(const NodeConfig& nc, StageReport& s) {
@@ -310,7 +308,8 @@ ProgressSample AppRunner::progress_sample() const {
             p.bytes += in.stage->stats().bytes_out.get();
         }
     const TrafficClock c = traffic_clock();
-    if (c.first_emit != 0) p.seconds = double(rte_rdtsc() - c.first_emit) / double(rte_get_tsc_hz());
+    const uint64_t now = rte_rdtsc();
+    if (c.first_emit != 0 && now > c.first_emit) p.seconds = double(now - c.first_emit) / double(rte_get_tsc_hz());
     return p;
 }
 
@@ -337,6 +336,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     using clock = std::chrono::steady_clock;
     const auto wall_start = std::chrono::system_clock::now();
     scheduler_->start();
+    started_at_.store(scheduler_->start_time().time_since_epoch().count(), std::memory_order_release);
     auto next_report = scheduler_->start_time() + opts.progress_after;
     const EmitPlan plan = opts.progress ? emit_plan() : EmitPlan{};
     ProgressSample before;
@@ -363,7 +363,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     return r;
 }
 
-RunReport AppRunner::collect(double wall_seconds) const {
+RunReport AppRunner::collect(double wall_seconds, bool live) const {
     const AppGraph& g = plan_.graph;
     RunReport r;
     r.app = app_.name;
@@ -373,10 +373,14 @@ RunReport AppRunner::collect(double wall_seconds) const {
     // any, the last a stage handled: everything was dropped on the way).
     const double hz = double(rte_get_tsc_hz());
     const TrafficClock c = traffic_clock();
-    const uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    uint64_t last_emit = c.last_emit;
+    if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
+    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
+    const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
     if (c.first_emit != 0) {
-        r.seconds = double(end - c.first_emit) / hz;
-        r.offered_seconds = double(c.last_emit - c.first_emit) / hz;
+        r.seconds = since_first(end);
+        r.offered_seconds = since_first(last_emit);
     }
     r.setup_s = std::max(0.0, wall_seconds - r.seconds);
     const double window_cycles = r.seconds * hz;
@@ -430,7 +434,8 @@ RunReport AppRunner::collect(double wall_seconds) const {
             s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < in.stage->events().size(); ++i)
             s.events[in.stage->events()[i]] = st.event[i].get();
-        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get())) s.ports = by_port->tx_by_port();
+        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get()); by_port != nullptr && !live)
+            s.ports = by_port->tx_by_port();
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
@@ -444,6 +449,7 @@ RunReport AppRunner::collect(double wall_seconds) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    if (live) return r;  // failures, accounting and pools are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
             r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});

@@ -22,6 +22,8 @@ std::string format_progress(const ProgressSample& now, const ProgressSample& bef
     // Time left at the average rate: steadier than the last interval's.
     if (plan.packets > now.packets && average > 0)
         s += "; " + format_duration(double(plan.packets - now.packets) / average) + " left";
+    else if (plan.packets != 0 && now.packets >= plan.packets)
+        s += "; all emitted, draining";
     return s;
 }
 

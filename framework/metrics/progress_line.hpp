@@ -17,8 +17,8 @@ struct ProgressSample {
 };
 
 // "12.0 s: 601.2 M packets; last 1.000 s 50.10 Mpps 25.65 Gb/s; average 50.10 Mpps; loop 3 of
-// 10; 4.0 s left". `before` is the previous sample (all zero for the first line); `plan` the
-// sources' plan summed (EmitPlan{} when unknown).
+// 10; 4.0 s left" ("all emitted, draining" once the sources are done). `before` is the previous
+// sample (all zero for the first line); `plan` the sources' plan summed (EmitPlan{} when unknown).
 std::string format_progress(const ProgressSample& now, const ProgressSample& before, const EmitPlan& plan);
 
 }  // namespace tp

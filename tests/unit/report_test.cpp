@@ -158,6 +158,9 @@ TEST(ProgressLine, SaysWhatEachNumberIs) {
     // A source that does not know its length: no loop, no time left.
     EXPECT_EQ(format_progress(now, before, EmitPlan{}).find("left"), std::string::npos);
     EXPECT_EQ(format_progress(ProgressSample{}, ProgressSample{}, EmitPlan{}), "waiting for the first packet");
+    // Everything emitted, the rest still on its way to the sinks.
+    const std::string last = format_progress(ProgressSample{10.0, 500'000'000, 0}, now, EmitPlan{500'000'000, 50'000'000, 10});
+    EXPECT_NE(last.find("; loop 10 of 10; all emitted, draining"), std::string::npos) << last;
 }
 
 }  // namespace
