@@ -16,7 +16,7 @@
 #endif
 
 namespace {
-constexpr const char* kCommands = "run, validate, topo, stages"
+constexpr const char* kCommands = "run, validate, topo, stages, plot"
 #ifdef TILEPIPE_HAVE_BENCH
                                   ", bench"
 #endif
@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
     // Listed in --help only: main() hands `bench` to the benches before parsing.
     app.add_subcommand("bench", "channel, network and map benchmarks (tilepipe bench --help)");
 #endif
+    tp::cli::add_plot(app, action);
 
     try {
         app.parse(argc, argv);

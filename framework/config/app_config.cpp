@@ -76,7 +76,7 @@ public:
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse)");
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle)");
         for (auto it = n.begin(); it != n.end(); ++it) runtime_key(app, it->first, scalar(it->first, "key"), it->second);
     }
 
@@ -89,8 +89,12 @@ public:
             app.fuse = scalar(v, "runtime.fuse");
             if (app.fuse != "auto" && app.fuse != "always" && app.fuse != "never")
                 fail(v, "runtime.fuse must be auto, always or never, got '" + app.fuse + "'");
+        } else if (k == "idle") {
+            app.idle = scalar(v, "runtime.idle");
+            // The modes framework/runtime/idle_mode.hpp maps to a back-off.
+            check_choice(v, "runtime.idle", app.idle, {"auto", "spin", "park"});
         } else {
-            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse)");
+            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse, idle)");
         }
     }
 
