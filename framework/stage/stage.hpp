@@ -94,6 +94,9 @@ public:
     const std::vector<std::string>& events() const { return event_names_; }
     // The runtime sets this around a sink's process() (nullptr: nothing noted).
     void note_drops_into(DroppedPackets* into) { dropped_note_ = into; }
+    // Frame bytes of every packet drop() freed so far: the runtime takes a sink's drops out of
+    // the bytes it delivered. Written and read by the stage's own tile only.
+    uint64_t dropped_bytes() const { return dropped_bytes_; }
 
 protected:
     explicit Stage(StageKind kind) : kind_(kind) {}
@@ -112,6 +115,7 @@ private:
     std::vector<std::string> drop_names_;
     std::vector<std::string> event_names_;
     DroppedPackets* dropped_note_ = nullptr;
+    uint64_t dropped_bytes_ = 0;
 };
 
 }  // namespace tp

@@ -200,6 +200,20 @@ TEST(AppRunner, EveryNodeCountsTheBytesItPassesOn) {
     EXPECT_EQ(r.delivered_bytes, 500u * 100);
 }
 
+TEST(AppRunner, ASinksBytesAndTheHeadlineCountOnlyWhatItDelivered) {
+    // Half the packets are dropped at the sink (as a full TX ring would): the delivered bit
+    // rate must not count their bytes while the packet rate leaves them out.
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000, size: 100 }\n"
+                                 "  - { stage: refuse, every: 2 }\n");
+    ASSERT_EQ(r.stages.size(), 2u);
+    EXPECT_EQ(r.stages[1].out, 500u);
+    EXPECT_EQ(r.stages[1].drops, 500u);
+    EXPECT_EQ(r.stages[1].bytes, 500u * 100);
+    EXPECT_EQ(r.delivered_bytes, 500u * 100);
+    EXPECT_DOUBLE_EQ(r.gbps_l2(), 500.0 * 100 * 8 / r.seconds / 1e9);
+    expect_accounted(r);
+}
+
 TEST(AppRunner, SetupBeforeAndAfterTheTrafficIsOutsideTheTimedWindow) {
     // Opening takes 400 ms and closing 600 ms; the packets themselves take a few milliseconds.
     const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n"
