@@ -52,7 +52,7 @@ struct StageReport {
 // A graph node on its tile, farm and map emitters and collectors included.
 struct TileReport {
     std::string node;
-    std::string role;  // "" for a node running stages; "emitter" or "collector" otherwise
+    std::string role;  // "" for a node running stages; "emitter", "collector" or "collector+emitter"
     int tile_x = 0, tile_y = 0;
     int cpu = -1;
     // The share of the timed window its thread spent in polls of this node that moved work

@@ -270,6 +270,19 @@ TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTh
     }
 }
 
+TEST(AppRunner, AFarmsCollectorThatFeedsTheNextFarmIsReportedAsBoth) {
+    // Folded, the first farm's collector dispatches to the second farm's workers.
+    const RunReport r = run_yaml("runtime: { fuse: always }\npipeline:\n  - { stage: synth, count: 20000 }\n"
+                                 "  - farm: { name: a, workers: 2, worker: [pass] }\n"
+                                 "  - farm: { name: b, workers: 2, worker: [pass] }\n  - drop\n");
+    std::map<std::string, std::string> role;
+    for (const TileReport& t : r.tiles) role[t.node] = t.role;
+    ASSERT_EQ(role.count("a.collector"), 1u) << format_table(r);
+    EXPECT_EQ(role["a.collector"], "collector+emitter");
+    EXPECT_NE(format_table(r).find("(collector+emitter)"), std::string::npos) << format_table(r);
+    expect_accounted(r);
+}
+
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
     // A farm: the emitter and collector run no stage, yet their tiles work.
     const RunReport r = run_yaml(
