@@ -57,6 +57,7 @@ public:
 private:
     struct Link;
     std::string path_;
+    std::vector<char> buffer_;  // the file's stdio buffer: outlives pcap_, which closes the file
     pcap* pcap_ = nullptr;
     std::unique_ptr<Link> link_;
     pcap_pkthdr* header_ = nullptr;

@@ -1,10 +1,13 @@
 #include "stages/capture_stream.hpp"
 
+#include <pthread.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
+#include <vector>
 
 #include "framework/runtime/stop_request.hpp"
 #include "stages/capture_reader.hpp"
@@ -17,12 +20,18 @@ std::atomic<uint32_t> g_stream_serial{0};
 
 // A ring with a slot for every template segment: the pool, not the ring, bounds the reader.
 uint32_t ring_capacity_for(uint32_t segments) {
+    // (records take at least one template each, so the reader never finds the ring full)
     uint32_t c = 1;
     while (c < segments + 1) c <<= 1;
     return c;
 }
 
-constexpr uint32_t kBackoffMaxUs = 1000;
+// The reader waits for free templates until a quarter of the pool is free again, so one wait
+// is paid for by many records: the replaying tile wakes it when it has given that many back
+// (consume), with a timed wait as the safety net for a wake-up lost in between. Polling with
+// short sleeps instead would wake the reader thousands of times a second, each time taking
+// the CPU from a tile on a loaded machine; yielding is worse (a yield can cost a whole slice).
+constexpr auto kWaitAtMost = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -43,7 +52,10 @@ MbufPoolSpec CaptureStream::pool_spec(const CaptureStreamSpec& spec) {
 
 CaptureStream::CaptureStream(const CaptureStreamSpec& spec)
     : spec_(spec), pool_(pool_spec(spec)), ring_(ring_capacity_for(pool_.capacity())) {
-    reader_ = std::thread([this] { read_passes(); });
+    reader_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "tp-pcap-reader");
+        read_passes();
+    });
 }
 
 CaptureStream::~CaptureStream() { stop(); }
@@ -54,13 +66,34 @@ void CaptureStream::prime() {
 }
 
 void CaptureStream::consume(uint32_t n) {
-    rte_mbuf* frames[64];
+    // A one-segment template goes straight back to its pool: it is direct, its refcnt is 1 and
+    // its `next` is null, as the reader made it, so the free need not read its header (a line
+    // the reader's CPU wrote). Chains take the ordinary free.
+    void* simple[64];
+    rte_mbuf* chains[64];
     while (n > 0) {
         const uint32_t k = std::min<uint32_t>(n, 64);
-        for (uint32_t i = 0; i < k; ++i) frames[i] = const_cast<rte_mbuf*>(ring_.front(i).frame);
+        uint32_t ns = 0, nc = 0;
+        for (uint32_t i = 0; i < k; ++i) {
+            const CaptureRecord& r = ring_.front(i);
+            rte_mbuf* m = const_cast<rte_mbuf*>(r.frame);
+            if (r.segments == 1) simple[ns++] = m;
+            else chains[nc++] = m;
+        }
         ring_.consume(k);
-        free_packets(frames, k);  // the reader allocates them again: TSan sees the hand-over
+        if (ns != 0) {
+            tsan_release(pool_.get());  // the reader allocates them again: TSan sees the hand-over
+            rte_mempool_put_bulk(pool_.get(), simple, ns);
+        }
+        if (nc != 0) free_packets(chains, nc);
         n -= k;
+    }
+    // The reader waits for this many free templates; relaxed: a missed or early look costs at
+    // most the reader's timed wait, and the mutex orders the wake-up itself.
+    const uint32_t wake_at = wake_at_.load(std::memory_order_relaxed);
+    if (wake_at != 0 && pool_.available() >= wake_at) {
+        const std::lock_guard<std::mutex> lock(wake_mutex_);
+        wake_.notify_one();
     }
 }
 
@@ -75,19 +108,28 @@ bool CaptureStream::drained() {
 
 void CaptureStream::stop() {
     stop_.store(true, std::memory_order_relaxed);
+    {
+        const std::lock_guard<std::mutex> lock(wake_mutex_);
+        wake_.notify_one();
+    }
     if (reader_.joinable()) reader_.join();
     // The join makes the reader's pushes visible; what was never replayed goes back.
     for (uint32_t n = ring_.readable(ring_.capacity()); n != 0; n = ring_.readable(ring_.capacity())) consume(n);
 }
 
-// Sleeps a little longer each time (up to kBackoffMaxUs) until the caller may try again;
-// false when the reader should end instead.
-bool CaptureStream::wait_for_room(uint32_t& backoff_us) {
-    primed_.store(true, std::memory_order_release);  // full: the buffers are as ready as they get
-    if (stop_.load(std::memory_order_relaxed) || stop_requested()) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(backoff_us));
-    backoff_us = std::min(backoff_us * 2, kBackoffMaxUs);
-    return true;
+// Waits until a quarter of the pool is free (or `need` templates, if more); false when the
+// reader should end instead.
+bool CaptureStream::wait_for_room(uint32_t need) {
+    primed_.store(true, std::memory_order_release);  // the pool is full: as ready as it gets
+    const uint32_t enough = std::max(need, pool_.capacity() / 4);
+    std::unique_lock<std::mutex> lock(wake_mutex_);
+    for (;;) {
+        if (stop_.load(std::memory_order_relaxed) || stop_requested()) return false;
+        if (pool_.available() >= enough) return true;
+        wake_at_.store(enough, std::memory_order_relaxed);
+        wake_.wait_for(lock, kWaitAtMost);
+        wake_at_.store(0, std::memory_order_relaxed);
+    }
 }
 
 void CaptureStream::read_passes() {
@@ -110,7 +152,7 @@ void CaptureStream::read_passes() {
 bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records) {
     CaptureReader reader(spec_.path);
     ReplayOffsets offsets;
-    rte_mbuf* segs[RTE_MBUF_MAX_NB_SEGS];
+    std::vector<rte_mbuf*> segs;
     uint64_t last_offset = 0;
     for (;;) {
         if (stop_.load(std::memory_order_relaxed)) return false;
@@ -126,9 +168,12 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
                                    std::to_string(spec_.app_room) +
                                    " bytes, more than the app's packet pool can chain or holds");
         const uint32_t nb = (length + kSegmentRoom - 1) / kSegmentRoom;
-        uint32_t backoff_us = 20;
-        while (!alloc_packets(pool_.get(), segs, nb))
-            if (!wait_for_room(backoff_us)) return false;
+        if (nb > pool_.capacity())  // cannot happen below libpcap's largest snapshot length
+            throw LocatedError(Location{spec_.path}, "record " + std::to_string(reader.index()) + ": a frame of " +
+                                                         std::to_string(length) + " bytes is longer than the stream's buffers");
+        if (segs.size() < nb) segs.resize(nb);  // grows to the longest frame once, not per record
+        while (!alloc_packets(pool_.get(), segs.data(), nb))
+            if (!wait_for_room(nb)) return false;
         const uint8_t* bytes = reader.frame();
         uint32_t done = 0;
         for (uint32_t i = 0; i < nb; ++i) {
@@ -143,12 +188,8 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
         last_offset = offsets.offset_of(reader.timestamp_ns());
         const CaptureRecord r{segs[0], rte_pktmbuf_mtod(segs[0], const uint8_t*), length, static_cast<uint16_t>(nb),
                               base_ns + last_offset};
-        backoff_us = 20;
-        while (!ring_.try_push(r))
-            if (!wait_for_room(backoff_us)) {
-                free_packets(segs, 1);
-                return false;
-            }
+        // The ring has a slot for every template, so a record that got templates gets a slot.
+        if (!ring_.try_push(r)) throw std::logic_error("capture ring full with templates to spare");
         ++records;
     }
     if (base_ns == 0 && duration_ns == 0) duration_ns = last_offset;

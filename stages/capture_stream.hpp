@@ -4,7 +4,7 @@
 // small private pool and queues the record in a CaptureRing; the replaying source takes
 // records from the front, copies them into app mbufs as it does for a preloaded capture, and
 // gives the templates back. The pool bounds the memory: the reader waits while every template
-// is queued (it sleeps, backing off up to a millisecond; it never spins). With `loops` the
+// is queued (it sleeps until the replay has given a quarter of the pool back, and the replay wakes it). With `loops` the
 // reader re-reads the file pass after pass; replay offsets keep growing across passes as a
 // preloaded replay's do (pass k starts k capture durations in).
 //
@@ -18,6 +18,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -77,7 +79,7 @@ public:
 private:
     void read_passes();
     bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records);
-    bool wait_for_room(uint32_t& backoff_us);
+    bool wait_for_room(uint32_t need);
 
     CaptureStreamSpec spec_;
     MbufPool pool_;
@@ -90,6 +92,10 @@ private:
     std::atomic<bool> done_{false};
     std::atomic<bool> primed_{false};  // release/acquire: the buffers were filled once
     std::atomic<bool> stop_{false};    // relaxed: a request, it publishes no data
+    // The reader sleeps on wake_ until the pool holds wake_at_ free templates (0: not waiting).
+    std::mutex wake_mutex_;
+    std::condition_variable wake_;
+    std::atomic<uint32_t> wake_at_{0};
     bool rethrown_ = false;
     std::thread reader_;
 };

@@ -57,7 +57,7 @@ TEST(Capture, OneLargerThanTheMemoryGivenToItsReplayStreamsEveryPacket) {
     const std::string json = tmp_path("big.json");
     const auto [status, peak] = run_measured("'" + tilepipe_bin() + "' run '" + source_root() +
                                              "/conf/forward.yaml' --pcap '" + cap +
-                                             "' --set src.preload_mb=8 --quiet --json '" + json + "' >/dev/null");
+                                             "' --loop 1 --set src.preload_mb=8 --quiet --json '" + json + "' >/dev/null");
     ASSERT_EQ(status, 0);
     const nlohmann::json j = nlohmann::json::parse(read_file(json));
     EXPECT_EQ(j["packets"].get<long>(), tcpdump_packets);
