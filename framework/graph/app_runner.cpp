@@ -17,6 +17,7 @@
 #include "framework/metrics/emit_plan.hpp"
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/idle_mode.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
@@ -113,9 +114,7 @@ AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
     const AppGraph& g = plan_.graph;
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
-    IdleBackoff backoff;
-    if (plan_.oversubscribed()) backoff.spin_rounds = 0;  // CPUs are shared: never spin
-    scheduler_ = std::make_unique<Scheduler>(thread_cpus, backoff);
+    scheduler_ = std::make_unique<Scheduler>(thread_cpus, idle_backoff(app_.idle, plan_.oversubscribed()));
 
     MbufPoolSpec spec;
     spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
