@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -111,6 +113,32 @@ TEST(Latency, AllRecordsEveryDeliveredPacketAndEveryNodesQueueWait) {
     for (const auto& b : j["latency_us"]["buckets"]) in_buckets += b[1].get<uint64_t>();
     EXPECT_EQ(in_buckets, r.delivered);
     for (const auto& t : j["tiles"]) EXPECT_TRUE(t.contains("queue_wait_us") && t["queue_wait_us"].contains("p99")) << t;
+}
+
+TEST(Latency, ALiveReadSeesSamplesGrowWhileTheTilesRecord) {
+    // What a live view (telemetry) does: merge the sinks' histograms while the tiles write them.
+    AppConfig app = parse_app_config(
+        "latency: all\nruntime: { fuse: never }\npipeline:\n  - { stage: synth, count: 300000 }\n  - pass\n  - drop\n",
+        "t.yaml");
+    AppRunner runner(app);
+    std::atomic<bool> done{false};
+    uint64_t last = 0, reads = 0;
+    bool monotonic = true;
+    std::thread reader([&] {
+        while (!done.load(std::memory_order_acquire)) {
+            const uint64_t n = runner.latency().samples();
+            monotonic &= n >= last;
+            last = n;
+            ++reads;
+        }
+    });
+    const RunReport r = runner.run();
+    done.store(true, std::memory_order_release);
+    reader.join();
+    EXPECT_TRUE(monotonic);
+    EXPECT_GT(reads, 0u);
+    EXPECT_LE(last, r.delivered);
+    EXPECT_EQ(runner.latency().samples(), r.delivered);
 }
 
 TEST(Latency, SampleNRecordsOnePacketInNAtTheSink) {
