@@ -460,6 +460,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
     if (live) return r;  // failures, accounting and pools are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
@@ -468,7 +469,6 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
-    r.latency = latency_report();
     return r;
 }
 

@@ -173,6 +173,23 @@ TEST(LiveView, ADeltaHoldsTheIntervalsCountsAndBusyShare) {
     EXPECT_DOUBLE_EQ(d.mpps(), 600 / 2.0 / 1e6);
 }
 
+// An interval's latency: the samples its buckets gained, summarised from their upper bounds.
+TEST(LiveView, ALatencyDeltaHoldsTheSamplesTakenInBetween) {
+    LatencyReport before, now;
+    before.mode = now.mode = "all";
+    before.buckets = {{1.0, 10}, {2.0, 5}};
+    now.buckets = {{1.0, 10}, {2.0, 105}, {4.0, 1}, {8.0, 1}};
+    const LatencyReport d = latency_delta(now, before);
+    EXPECT_EQ(d.mode, "all");
+    ASSERT_EQ(d.buckets.size(), 3u);  // the 1 us bucket gained nothing
+    EXPECT_EQ(d.end_to_end.samples, 102u);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p50, 2.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p99, 4.0);    // rank 101 of 102
+    EXPECT_DOUBLE_EQ(d.end_to_end.p999, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.max, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.mean, (2.0 * 100 + 4 + 8) / 102);
+}
+
 // The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field
 // written as "`name`: ..." is an object or a list of objects (at the top, or inside the objects
 // of another list) and opens the list of its fields, which runs to the next such field.
