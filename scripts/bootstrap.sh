@@ -9,6 +9,8 @@ packages=(
   libdpdk-dev libpcap-dev libspdlog-dev libyaml-cpp-dev libgtest-dev libhwloc-dev
   libboost-dev libreaderwriterqueue-dev libcli11-dev nlohmann-json3-dev
   tcpdump tshark
+  dpdk-dev            # dpdk-telemetry.py, the stock client the telemetry tests drive
+  python3-matplotlib  # `tilepipe plot`
 )
 # Extra packages a caller needs (e.g. `dpdk-dev` for dpdk-testpmd in the benchmarks).
 packages+=("$@")

@@ -16,6 +16,7 @@
 
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
+#include "apps/tilepipe/live_run.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -33,6 +34,7 @@ struct RunArgs {
     std::string eal;
     std::string latency;  // empty: the config's
     bool quiet = false;
+    LiveRunArgs live;
 };
 
 // The files the app's sources replay (a capture, a file a port device reads), once each.
@@ -102,6 +104,12 @@ int run(const RunArgs& args) {
             return kExitUsage;
         }
     }
+    std::string stats_error;
+    const StatsFile stats_file = open_stats_out(args.live, stats_error);
+    if (!stats_error.empty()) {
+        std::fprintf(stderr, "tilepipe: %s\n", stats_error.c_str());
+        return kExitUsage;
+    }
     RunReport report;
     auto progress = std::make_shared<ProgressPrinter>();
     try {
@@ -120,7 +128,9 @@ int run(const RunArgs& args) {
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
         if (!args.quiet) opts.progress = [progress](const std::string& line) { progress->print(line); };
+        LiveRun live(runner, args.live, stats_file.get());
         report = runner.run(opts);
+        live.finish();
         progress->end();
         // The runner (and its stages, channels and pools) is gone before the report prints.
     } catch (const LocatedError& e) {
@@ -173,6 +183,7 @@ void add_run(CLI::App& app, Action& action) {
                     "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
     cmd->add_option("--latency", args->latency, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
+    add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }

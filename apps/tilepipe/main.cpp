@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     CLI::App app{"tilepipe: packet apps composed from YAML stage configs, run on tiles mapped onto CPUs"};
     app.require_subcommand(1);
     app.footer(
-        "Subcommands: run, validate, stages, topo"
+        "Subcommands: run, validate, stages, topo, plot"
 #ifdef TILEPIPE_HAVE_BENCH
         ", bench (tilepipe bench --help)"
 #endif
@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     tp::cli::add_validate(app, action);
     tp::cli::add_stages(app, action);
     tp::cli::add_topo(app, action);
+    tp::cli::add_plot(app, action);
 
     try {
         app.parse(argc, argv);

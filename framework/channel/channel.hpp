@@ -44,6 +44,10 @@ public:
     virtual uint32_t try_recv_burst(T* items, uint32_t n) = 0;
     virtual uint32_t capacity() const = 0;
     virtual const char* transport() const = 0;
+    // Items in the channel now, as seen from a third thread (live telemetry) with relaxed
+    // loads: possibly a burst out of date, never blocking either end. -1: the transport cannot
+    // tell without taking a side's private state.
+    virtual int64_t queued() const { return -1; }
 
     void close() {
         closed_.store(true, std::memory_order_release);  // after every send of this sender

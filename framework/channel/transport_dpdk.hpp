@@ -59,6 +59,8 @@ public:
 
     uint32_t capacity() const override { return capacity_; }
     const char* transport() const override { return "dpdk"; }
+    // rte_ring's own count: two index loads, no lock.
+    int64_t queued() const override { return rte_ring_count(ring_); }
 
 private:
     rte_ring* const ring_;

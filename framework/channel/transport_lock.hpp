@@ -9,6 +9,7 @@
 // contract (one sender, one receiver) is what the tests and the runtime rely on.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,7 @@ public:
             if (n > cap_ - count_) n = cap_ - count_;
             for (uint32_t i = 0; i < n; ++i) slots_[(head_ + count_ + i) % cap_] = items[i];
             count_ += n;
+            count_seen_.store(count_, std::memory_order_relaxed);
             wake = n != 0 && rx_waiting_ != 0;
         }
         if (wake) not_empty_.notify_one();
@@ -51,6 +53,7 @@ public:
             for (uint32_t i = 0; i < n; ++i) items[i] = slots_[(head_ + i) % cap_];
             head_ = (head_ + n) % cap_;
             count_ -= n;
+            count_seen_.store(count_, std::memory_order_relaxed);
             wake = n != 0 && tx_waiting_ != 0;
         }
         if (wake) not_full_.notify_one();
@@ -61,6 +64,8 @@ public:
 
     uint32_t capacity() const override { return cap_; }
     const char* transport() const override { return "lock"; }
+    // A copy of the count kept for readers outside the two ends, who must not take the mutex.
+    int64_t queued() const override { return count_seen_.load(std::memory_order_relaxed); }
 
     // Sleep on the condition variable until an item or end of stream (or the timeout).
     bool park_receiver(const WaitPolicy& policy, const std::function<bool()>& attempt) override {
@@ -100,6 +105,7 @@ private:
     std::condition_variable not_full_;
     uint32_t head_ = 0;   // guarded by m_
     uint32_t count_ = 0;  // guarded by m_
+    std::atomic<uint32_t> count_seen_{0};  // count_, for queued()
     uint32_t rx_waiting_ = 0;
     uint32_t tx_waiting_ = 0;
 };

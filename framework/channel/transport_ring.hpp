@@ -98,6 +98,12 @@ public:
 
     uint32_t capacity() const override { return static_cast<uint32_t>(capacity_); }
     const char* transport() const override { return "ring"; }
+    int64_t queued() const override {
+        // head first: tail only grows, so the tail read after it is at least that head.
+        const uint64_t head = cons_.head.load(std::memory_order_relaxed);
+        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);
+        return static_cast<int64_t>(tail - head < capacity_ ? tail - head : capacity_);
+    }
 
 private:
     static constexpr uint64_t kItemsPerLine = detail::kCacheLine / sizeof(T) > 0 ? detail::kCacheLine / sizeof(T) : 1;

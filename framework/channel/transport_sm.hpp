@@ -48,6 +48,8 @@ public:
     std::atomic<uint64_t>& ready(uint32_t i) { return data_[i].ready; }
     T& msg(uint32_t i) { return data_[i].msg; }
     std::atomic<uint64_t>& ack(uint32_t i) { return acks_[i].ack; }
+    const std::atomic<uint64_t>& ready(uint32_t i) const { return data_[i].ready; }
+    const std::atomic<uint64_t>& ack(uint32_t i) const { return acks_[i].ack; }
 
 private:
     struct alignas(detail::kCacheLine) DataLine {
@@ -111,6 +113,14 @@ public:
 
     uint32_t capacity() const override { return k_; }
     const char* transport() const override { return Layout::kName; }
+    // A slot holds a message when its ready number is ahead of its ack number (one pass over
+    // the K slots, relaxed loads; the sender's and receiver's sequence numbers are private).
+    int64_t queued() const override {
+        int64_t n = 0;
+        for (uint32_t s = 0; s < k_; ++s)
+            n += slots_.ready(s).load(std::memory_order_relaxed) > slots_.ack(s).load(std::memory_order_relaxed);
+        return n;
+    }
 
 private:
     // Sender: reads acks to learn which messages may be written. The receiver consumes in

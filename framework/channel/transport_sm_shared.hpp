@@ -30,6 +30,8 @@ public:
     std::atomic<uint64_t>& ready(uint32_t i) { return slots_[i].ready; }
     T& msg(uint32_t i) { return slots_[i].msg; }
     std::atomic<uint64_t>& ack(uint32_t i) { return slots_[i].ack; }
+    const std::atomic<uint64_t>& ready(uint32_t i) const { return slots_[i].ready; }
+    const std::atomic<uint64_t>& ack(uint32_t i) const { return slots_[i].ack; }
 
 private:
     struct alignas(detail::kCacheLine) Slot {

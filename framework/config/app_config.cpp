@@ -70,7 +70,7 @@ public:
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse)");
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle)");
         for (auto it = n.begin(); it != n.end(); ++it) {
             const std::string k = scalar(it->first, "key");
             if (k == "threads") {
@@ -81,8 +81,12 @@ public:
                 app.fuse = scalar(it->second, "runtime.fuse");
                 if (app.fuse != "auto" && app.fuse != "always" && app.fuse != "never")
                     fail(it->second, "runtime.fuse must be auto, always or never, got '" + app.fuse + "'");
+            } else if (k == "idle") {
+                app.idle = scalar(it->second, "runtime.idle");
+                // The modes framework/runtime/idle_mode.hpp maps to a back-off.
+                check_choice(it->second, "runtime.idle", app.idle, {"auto", "spin", "park"});
             } else {
-                fail(it->first, "unknown key 'runtime." + k + "' (known: threads, fuse)");
+                fail(it->first, "unknown key 'runtime." + k + "' (known: threads, fuse, idle)");
             }
         }
     }

@@ -4,7 +4,8 @@
 //   transport: ring             # default transport of every link (optional)
 //   queue: 1024                 # default link capacity in descriptors (optional)
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
-//   runtime: { threads: auto, fuse: auto }  # threads: auto | per_tile; fuse: auto | always | never
+//   runtime: { threads: auto, fuse: auto, idle: auto }  # threads: auto | per_tile;
+//                                # fuse: auto | always | never; idle: auto | spin | park
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
@@ -100,6 +101,7 @@ struct AppConfig {
     std::string threads = "auto";        // auto | per_tile
     std::string fuse = "auto";           // auto (fold farm emitters/collectors into their
                                          // neighbours when tiles outnumber CPUs) | always | never
+    std::string idle = "auto";           // how an idle tile waits: auto | spin | park (idle_mode.hpp)
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact

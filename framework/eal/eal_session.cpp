@@ -2,11 +2,20 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_log.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <stdexcept>
 
 namespace tp {
@@ -33,7 +42,59 @@ std::string floating_main_lcore() {
     }
     return cpus.empty() ? "0" : "0@(" + cpus + ")";
 }
+// The value of `flag` in `args` ("--flag V" or "--flag=V"; the last one wins), or `fallback`.
+std::string flag_value(const std::vector<std::string>& args, const std::string& flag, std::string fallback) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == flag && i + 1 < args.size()) fallback = args[i + 1];
+        else if (args[i].rfind(flag + "=", 0) == 0) fallback = args[i].substr(flag.size() + 1);
+    }
+    return fallback;
+}
+
+// EAL's log stream: stderr, less one notice DPDK 22.11's telemetry prints at every start when
+// no client of its deprecated v1 interface registered (nothing a tilepipe user can act on).
+// DPDK writes each message with one vfprintf and flushes it, so a write holds whole lines.
+ssize_t write_eal_log(void*, const char* buf, size_t n) {
+    static constexpr std::string_view kLegacyNotice = "No legacy callbacks, legacy socket not created";
+    if (std::string_view(buf, n).find(kLegacyNotice) == std::string_view::npos) std::fwrite(buf, 1, n, stderr);
+    return static_cast<ssize_t>(n);
+}
+
+FILE* filtered_eal_log() {
+    static FILE* f = [] {
+        cookie_io_functions_t io{};
+        io.write = write_eal_log;
+        FILE* s = fopencookie(nullptr, "w", io);
+        if (s != nullptr) setvbuf(s, nullptr, _IOLBF, 0);
+        return s;
+    }();
+    return f;
+}
 }  // namespace
+
+std::string eal_runtime_dir(const std::vector<std::string>& args) {
+    std::string base;
+    if (const char* d = std::getenv("RUNTIME_DIRECTORY"); d != nullptr && *d != '\0') base = d;
+    else if (getuid() == 0) base = "/var/run";
+    else if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x != '\0') base = x;
+    else base = "/tmp";
+    return base + "/dpdk/" + flag_value(args, "--file-prefix", "rte");
+}
+
+std::string telemetry_socket_problem(const std::string& runtime_dir) {
+    const std::string socket = runtime_dir + "/dpdk_telemetry.v2";
+    // Room for the ":N" DPDK appends when another process of the same prefix holds the name.
+    constexpr size_t kMax = sizeof(sockaddr_un::sun_path) - 1;
+    if (socket.size() + 3 > kMax)
+        return "its socket path " + socket + " is longer than a unix socket address allows (" +
+               std::to_string(kMax - 3) + " characters); choose a shorter --file-prefix";
+    struct stat st {};
+    if (stat(runtime_dir.c_str(), &st) != 0) return "";  // EAL creates it, mode 0700
+    if (!S_ISDIR(st.st_mode)) return runtime_dir + " is not a directory";
+    if (st.st_uid != geteuid()) return runtime_dir + " belongs to another user";
+    if (access(runtime_dir.c_str(), W_OK | X_OK) != 0) return "cannot create files in " + runtime_dir;
+    return "";
+}
 
 bool host_has_hugepages() {
     std::ifstream meminfo("/proc/meminfo");
@@ -101,7 +162,6 @@ std::vector<std::string> eal_arguments(const EalOptions& opts, bool hugepages) {
         if (opts.pci_devices.empty()) a.push_back("--no-pci");
         for (const auto& d : opts.pci_devices) a.insert(a.end(), {"-a", d});  // scan these only
     }
-    a.push_back("--no-telemetry");
     if (!has_user_flag(user, "--log-level"))
         a.push_back(opts.verbose ? "--log-level=*:info" : "--log-level=*:warning");
     for (const auto& v : opts.vdevs) a.insert(a.end(), {"--vdev", v});
@@ -113,6 +173,17 @@ const EalInfo& eal_start(const EalOptions& opts) {
     std::call_once(g_once, [&] {
         g_info.hugepages = host_has_hugepages();
         g_info.argv = eal_arguments(opts, g_info.hugepages);
+        g_info.runtime_dir = eal_runtime_dir(g_info.argv);
+        if (has_user_flag(g_info.argv, "--no-telemetry")) {
+            g_info.telemetry_off = "--no-telemetry given";
+        } else if (std::string why = telemetry_socket_problem(g_info.runtime_dir); !why.empty()) {
+            // EAL would refuse to start over its socket: the run goes on without live telemetry.
+            g_info.telemetry_off = why;
+            g_info.argv.push_back("--no-telemetry");
+            spdlog::warn("live telemetry is off: {}; the run goes on without it", why);
+        }
+        if (!opts.verbose)
+            if (FILE* log = filtered_eal_log()) rte_openlog_stream(log);
         std::vector<char*> argv;
         for (auto& s : g_info.argv) argv.push_back(s.data());
         argv.push_back(nullptr);

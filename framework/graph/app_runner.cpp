@@ -17,6 +17,7 @@
 #include "framework/metrics/emit_plan.hpp"
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/idle_mode.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
@@ -113,9 +114,7 @@ AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
     const AppGraph& g = plan_.graph;
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
-    IdleBackoff backoff;
-    if (plan_.oversubscribed()) backoff.spin_rounds = 0;  // CPUs are shared: never spin
-    scheduler_ = std::make_unique<Scheduler>(thread_cpus, backoff);
+    scheduler_ = std::make_unique<Scheduler>(thread_cpus, idle_backoff(app_.idle, plan_.oversubscribed()));
 
     MbufPoolSpec spec;
     spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
@@ -337,6 +336,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     using clock = std::chrono::steady_clock;
     const auto wall_start = std::chrono::system_clock::now();
     scheduler_->start();
+    started_at_.store(scheduler_->start_time().time_since_epoch().count(), std::memory_order_release);
     auto next_report = scheduler_->start_time() + opts.progress_after;
     const EmitPlan plan = opts.progress ? emit_plan() : EmitPlan{};
     ProgressSample before;
@@ -363,7 +363,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     return r;
 }
 
-RunReport AppRunner::collect(double wall_seconds) const {
+RunReport AppRunner::collect(double wall_seconds, bool live) const {
     const AppGraph& g = plan_.graph;
     RunReport r;
     r.app = app_.name;
@@ -373,12 +373,14 @@ RunReport AppRunner::collect(double wall_seconds) const {
     // any, the last a stage handled: everything was dropped on the way).
     const double hz = double(rte_get_tsc_hz());
     const TrafficClock c = traffic_clock();
-    const uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
+    uint64_t last_emit = c.last_emit;
+    if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
     // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
     const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
     if (c.first_emit != 0) {
         r.seconds = since_first(end);
-        r.offered_seconds = since_first(c.last_emit);
+        r.offered_seconds = since_first(last_emit);
     }
     r.setup_s = std::max(0.0, wall_seconds - r.seconds);
     const double window_cycles = r.seconds * hz;
@@ -432,7 +434,8 @@ RunReport AppRunner::collect(double wall_seconds) const {
             s.drop_reasons[in.stage->drop_reasons()[i]] = st.reason[i].get();
         for (size_t i = 0; i < in.stage->events().size(); ++i)
             s.events[in.stage->events()[i]] = st.event[i].get();
-        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get())) s.ports = by_port->tx_by_port();
+        if (const auto* by_port = dynamic_cast<const SendsByPort*>(in.stage.get()); by_port != nullptr && !live)
+            s.ports = by_port->tx_by_port();
         if (in.stage->kind() == StageKind::Source) {
             r.packets += s.out;
             r.bytes += s.bytes;
@@ -446,6 +449,8 @@ RunReport AppRunner::collect(double wall_seconds) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
+    if (live) return r;  // failures, accounting and pools are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
             r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});
@@ -453,7 +458,6 @@ RunReport AppRunner::collect(double wall_seconds) const {
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
-    r.latency = latency_report();
     return r;
 }
 

@@ -7,6 +7,7 @@
 // pool's fill level: a correct run ends with every pool full.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/metrics/live_view.hpp"
 #include "framework/metrics/progress_line.hpp"
 #include "framework/metrics/run_report.hpp"
 #include "framework/patterns/packet_map.hpp"
@@ -52,6 +54,9 @@ public:
 
     size_t threads() const { return scheduler_->threads(); }
 
+    // What the run has done so far; callable from any thread while this runner exists, before,
+    // during and after run() (app_runner_live.cpp; see live_view.hpp for what it reads how).
+    LiveView live_view() const;
     // End-to-end latency so far, merged from every sink's histogram. Safe while the run
     // lasts (a slightly stale view: see LatencyHistogram); exact once run() returned.
     LatencyHistogram latency() const;
@@ -70,7 +75,9 @@ private:
     TrafficClock traffic_clock() const;
     ProgressSample progress_sample() const;
     EmitPlan emit_plan() const;
-    RunReport collect(double wall_seconds) const;
+    // `live`: while tiles may run, so only what they publish with relaxed atomics, and the
+    // windows end now (live_view()).
+    RunReport collect(double wall_seconds, bool live = false) const;
     LatencyReport latency_report() const;
 
     // First member: setup_s counts from the start of construction (captures, tables, devices).
@@ -89,6 +96,8 @@ private:
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
     std::vector<std::unique_ptr<Task>> tasks_;              // per graph node
     std::unique_ptr<Scheduler> scheduler_;
+    // The clock's start (steady_clock ticks), published with release for live_view(); -1 before.
+    std::atomic<int64_t> started_at_{-1};
 };
 
 }  // namespace tp

@@ -55,8 +55,13 @@ std::string format_latency(const LatencyReport& r) {
                   r.mode.c_str(), (unsigned long long)e.samples, e.p50, e.p90, e.p99, e.p999, e.max, e.mean);
     std::string s = line;
     for (const NodeResidenceReport& n : r.nodes) {
-        std::snprintf(line, sizeof line, "    %-16s queue wait p50 %.2f, p99 %.2f; process p50 %.2f, p99 %.2f\n",
-                      n.node.c_str(), n.queue_wait.p50, n.queue_wait.p99, n.process.p50, n.process.p99);
+        // A source's node has no input channel: nothing waited there.
+        if (n.queue_wait.samples == 0)
+            std::snprintf(line, sizeof line, "    %-16s queue wait -; process p50 %.2f, p99 %.2f\n", n.node.c_str(),
+                          n.process.p50, n.process.p99);
+        else
+            std::snprintf(line, sizeof line, "    %-16s queue wait p50 %.2f, p99 %.2f; process p50 %.2f, p99 %.2f\n",
+                          n.node.c_str(), n.queue_wait.p50, n.queue_wait.p99, n.process.p50, n.process.p99);
         s += line;
     }
     return s;

@@ -8,6 +8,7 @@
 // inputs are, so the rest of the app drains and the report stays exact.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -26,15 +27,18 @@ public:
     // Done, or ended after a failure: the thread polls it no more.
     bool finished() const { return ended_ || done(); }
 
-    // TSC cycles spent in polls that moved work, counted by the thread polling this task
-    // (its only writer) and read after that thread was joined.
-    uint64_t busy_cycles() const { return busy_cycles_; }
-    void add_busy_cycles(uint64_t c) { busy_cycles_ += c; }
+    // TSC cycles spent in polls that moved work, counted by the thread polling this task (its
+    // only writer: a relaxed load and store, a plain add on x86) and read by the report after
+    // the join or by live telemetry meanwhile (relaxed: a value a poll old, never torn).
+    uint64_t busy_cycles() const { return busy_cycles_.load(std::memory_order_relaxed); }
+    void add_busy_cycles(uint64_t c) {
+        busy_cycles_.store(busy_cycles_.load(std::memory_order_relaxed) + c, std::memory_order_relaxed);
+    }
 
     // Packets and frame bytes a node without stages (a farm's emitter or collector) passed on,
-    // counted by its polling thread and read after the join, as busy_cycles().
-    uint64_t passed_packets() const { return passed_packets_; }
-    uint64_t passed_bytes() const { return passed_bytes_; }
+    // counted by its polling thread and read as busy_cycles() is.
+    uint64_t passed_packets() const { return passed_packets_.load(std::memory_order_relaxed); }
+    uint64_t passed_bytes() const { return passed_bytes_.load(std::memory_order_relaxed); }
 
     // Set by the polling thread when poll() threw; read by others only after it was joined.
     void record_failure(std::string what) { failure_ = std::move(what), failed_ = true; }
@@ -47,12 +51,15 @@ protected:
     void end_after_failure() { ended_ = true; }
     // Frees the packet a failed task gives back and counts it; a hole marker (no mbuf) is no packet.
     void drop_after_failure(const PacketDesc& d);
-    void count_passed(uint64_t packets, uint64_t bytes) { passed_packets_ += packets, passed_bytes_ += bytes; }
+    void count_passed(uint64_t packets, uint64_t bytes) {
+        passed_packets_.store(passed_packets_.load(std::memory_order_relaxed) + packets, std::memory_order_relaxed);
+        passed_bytes_.store(passed_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    }
 
 private:
-    uint64_t busy_cycles_ = 0;
-    uint64_t passed_packets_ = 0;
-    uint64_t passed_bytes_ = 0;
+    std::atomic<uint64_t> busy_cycles_{0};
+    std::atomic<uint64_t> passed_packets_{0};
+    std::atomic<uint64_t> passed_bytes_{0};
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;

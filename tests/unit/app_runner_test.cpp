@@ -11,6 +11,7 @@
 #include "framework/runtime/stop_request.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -112,6 +113,81 @@ TEST(AppRunner, StopRequestEndsAnEndlessSourceWithEverythingDrained) {
     clear_stop_request();
     EXPECT_GT(r.packets, 0u);
     expect_accounted(r);
+}
+
+// Live telemetry's view, taken from another thread while the tiles run (under ThreadSanitizer
+// in the tsan suite): counts only grow, the channels tell their fill, and once the run is over
+// the view is the report's.
+TEST(AppRunner, ALiveViewFromAnotherThreadSeesTheCountsGrowAndEndsAtTheReport) {
+    AppConfig app = parse_app_config("pipeline:\n  - stage: synth\n    count: 300k\n  - pass\n  - drop\n", "t.yaml");
+    AppRunner runner(app);
+    EXPECT_FALSE(runner.live_view().started);
+    std::atomic<bool> done{false};
+    std::vector<LiveView> views;
+    std::thread reader([&] {
+        while (!done.load(std::memory_order_acquire)) {
+            views.push_back(runner.live_view());
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    const RunReport r = runner.run();
+    done.store(true, std::memory_order_release);
+    reader.join();
+    ASSERT_FALSE(views.empty());
+    for (size_t i = 1; i < views.size(); ++i) {
+        EXPECT_GE(views[i].report.packets, views[i - 1].report.packets);
+        EXPECT_GE(views[i].report.delivered, views[i - 1].report.delivered);
+        ASSERT_EQ(views[i].queued.size(), r.channels.size());
+        for (size_t c = 0; c < r.channels.size(); ++c) {
+            EXPECT_GE(views[i].queued[c], 0);
+            EXPECT_LE(views[i].queued[c], int64_t(r.channels[c].capacity));
+        }
+    }
+    const LiveView after = runner.live_view();
+    EXPECT_TRUE(after.started);
+    EXPECT_TRUE(after.finished);
+    EXPECT_EQ(after.report.packets, r.packets);
+    EXPECT_EQ(after.report.delivered, r.delivered);
+    EXPECT_DOUBLE_EQ(after.report.seconds, r.seconds);
+    EXPECT_TRUE(after.report.pools.empty()) << "read only after the join";
+    for (int64_t q : after.queued) EXPECT_EQ(q, 0);
+}
+
+// What happened between two views: differences of the counts, busy shares over the interval.
+TEST(LiveView, ADeltaHoldsTheIntervalsCountsAndBusyShare) {
+    RunReport before, now;
+    before.seconds = 1.0, now.seconds = 3.0;
+    before.packets = 100, now.packets = 700;
+    before.delivered = 90, now.delivered = 690;
+    before.stages.resize(1), now.stages.resize(1);
+    before.stages[0].out = 100, now.stages[0].out = 700;
+    before.stages[0].busy_fraction = 0.5, now.stages[0].busy_fraction = 0.75;  // 0.5 s, then 2.25 s
+    before.stages[0].drop_reasons["bad"] = 1, now.stages[0].drop_reasons["bad"] = 4;
+    const RunReport d = report_delta(now, before);
+    EXPECT_DOUBLE_EQ(d.seconds, 2.0);
+    EXPECT_EQ(d.packets, 600u);
+    EXPECT_EQ(d.delivered, 600u);
+    EXPECT_EQ(d.stages[0].out, 600u);
+    EXPECT_DOUBLE_EQ(d.stages[0].busy_fraction, 0.875);  // 1.75 s of the 2 s
+    EXPECT_EQ(d.stages[0].drop_reasons.at("bad"), 3u);
+    EXPECT_DOUBLE_EQ(d.mpps(), 600 / 2.0 / 1e6);
+}
+
+// An interval's latency: the samples its buckets gained, summarised from their upper bounds.
+TEST(LiveView, ALatencyDeltaHoldsTheSamplesTakenInBetween) {
+    LatencyReport before, now;
+    before.mode = now.mode = "all";
+    before.buckets = {{1.0, 10}, {2.0, 5}};
+    now.buckets = {{1.0, 10}, {2.0, 105}, {4.0, 1}, {8.0, 1}};
+    const LatencyReport d = latency_delta(now, before);
+    EXPECT_EQ(d.mode, "all");
+    ASSERT_EQ(d.buckets.size(), 3u);  // the 1 us bucket gained nothing
+    EXPECT_EQ(d.end_to_end.samples, 102u);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p50, 2.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p99, 4.0);    // rank 101 of 102
+    EXPECT_DOUBLE_EQ(d.end_to_end.p999, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.max, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.mean, (2.0 * 100 + 4 + 8) / 102);
 }
 
 // The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field

@@ -105,6 +105,28 @@ TEST_P(ChannelContract, BurstsMoveTheLongestPrefixThatFits) {
     });
 }
 
+// Live telemetry reads a channel's fill from a third thread; transports whose queue state lives
+// in the messaging network (udn) say they cannot tell.
+TEST_P(ChannelContract, QueuedCountsWhatWasSentAndNotYetReceived) {
+    for_each_element([&]<typename T>() {
+        auto ch = make<T>(8);
+        if (GetParam().rfind("udn", 0) == 0) {
+            EXPECT_EQ(ch->queued(), -1);
+            return;
+        }
+        EXPECT_EQ(ch->queued(), 0);
+        T out[8];
+        for (int round = 0; round < 3; ++round) {  // across laps over the slots
+            for (uint64_t v = 0; v < 6; ++v) ASSERT_TRUE(ch->try_send(make_item<T>(v)));
+            EXPECT_EQ(ch->queued(), 6);
+            ASSERT_EQ(ch->try_recv_burst(out, 4), 4u);
+            EXPECT_EQ(ch->queued(), 2);
+            ASSERT_EQ(ch->try_recv_burst(out, 8), 2u);
+            EXPECT_EQ(ch->queued(), 0);
+        }
+    });
+}
+
 TEST_P(ChannelContract, EndOfStreamComesAfterEveryItemSentBeforeClose) {
     for_each_element([&]<typename T>() {
         auto ch = make<T>(4);

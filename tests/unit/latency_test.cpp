@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +17,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/metrics/latency_histogram.hpp"
+#include "framework/runtime/idle_mode.hpp"
 
 namespace tp {
 namespace {
@@ -111,6 +115,32 @@ TEST(Latency, AllRecordsEveryDeliveredPacketAndEveryNodesQueueWait) {
     for (const auto& t : j["tiles"]) EXPECT_TRUE(t.contains("queue_wait_us") && t["queue_wait_us"].contains("p99")) << t;
 }
 
+TEST(Latency, ALiveReadSeesSamplesGrowWhileTheTilesRecord) {
+    // What a live view (telemetry) does: merge the sinks' histograms while the tiles write them.
+    AppConfig app = parse_app_config(
+        "latency: all\nruntime: { fuse: never }\npipeline:\n  - { stage: synth, count: 300000 }\n  - pass\n  - drop\n",
+        "t.yaml");
+    AppRunner runner(app);
+    std::atomic<bool> done{false};
+    uint64_t last = 0, reads = 0;
+    bool monotonic = true;
+    std::thread reader([&] {
+        while (!done.load(std::memory_order_acquire)) {
+            const uint64_t n = runner.latency().samples();
+            monotonic &= n >= last;
+            last = n;
+            ++reads;
+        }
+    });
+    const RunReport r = runner.run();
+    done.store(true, std::memory_order_release);
+    reader.join();
+    EXPECT_TRUE(monotonic);
+    EXPECT_GT(reads, 0u);
+    EXPECT_LE(last, r.delivered);
+    EXPECT_EQ(runner.latency().samples(), r.delivered);
+}
+
 TEST(Latency, SampleNRecordsOnePacketInNAtTheSink) {
     const RunReport r = run_yaml("latency: sample 64\npipeline:\n  - { stage: synth, count: 100000 }\n  - parse\n  - drop\n");
     EXPECT_EQ(r.delivered, 100000u);
@@ -177,6 +207,33 @@ TEST(Latency, ValuesThatDoNotParseAreLocatedAndNamed) {
     EXPECT_THROW(set_latency(app, "sometimes"), LocatedError);
     set_latency(app, "sample 8");
     EXPECT_EQ(app.latency.every, 8u);
+}
+
+TEST(IdleMode, EachModeIsTheBackOffItDocuments) {
+    const IdleBackoff spin = idle_backoff("spin", false);
+    EXPECT_EQ(spin.yield_rounds, 0u);
+    EXPECT_EQ(spin.spin_rounds, std::numeric_limits<uint32_t>::max());
+    const IdleBackoff park = idle_backoff("park", false);
+    EXPECT_EQ(park.spin_rounds + park.yield_rounds, 0u);
+    EXPECT_GT(idle_backoff("auto", false).spin_rounds, 0u);
+    EXPECT_EQ(idle_backoff("auto", true).spin_rounds, 0u);  // shared CPUs: never spin
+    EXPECT_GT(idle_backoff("auto", true).yield_rounds, 0u);
+}
+
+TEST(IdleMode, EveryModeRunsAPacedAppToTheEndWithEveryPacketAccounted) {
+    for (const char* mode : {"auto", "spin", "park"}) {
+        const RunReport r = run_yaml(std::string("runtime: { idle: ") + mode +
+                                     " }\npipeline:\n  - { stage: synth, count: 20000, pps: 400000 }\n  - parse\n  - drop\n");
+        EXPECT_EQ(r.delivered, 20000u) << mode;
+        EXPECT_EQ(r.unaccounted, 0) << mode;
+        EXPECT_TRUE(r.pools_full()) << mode;
+    }
+    try {
+        parse_app_config("runtime: { idle: nap }\npipeline:\n  - synth\n  - drop\n", "t.yaml");
+        ADD_FAILURE() << "idle: nap accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_STREQ(e.what(), "t.yaml:1:18: unknown runtime.idle 'nap' (known: auto, spin, park)");
+    }
 }
 
 }  // namespace

@@ -1,0 +1,122 @@
+// `tilepipe plot` on every JSON tilepipe writes (a run report, --stats-interval lines, a
+// topology, each bench's report): a PNG of the size scripts/plot.py documents for its kind. A
+// file of another kind is refused naming what was wrong, with exit status 2.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/cli.hpp"
+#include "tests/support/process.hpp"
+
+namespace tp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Png {
+    uint64_t bytes = 0;
+    uint32_t width = 0, height = 0;
+};
+
+// The size a PNG's IHDR chunk declares (big-endian width and height at bytes 16 and 20).
+Png png_at(const std::string& path) {
+    Png p;
+    const std::string data = read_file(path);
+    p.bytes = data.size();
+    if (data.size() < 24 || data.compare(1, 3, "PNG") != 0 || data.compare(12, 4, "IHDR") != 0) return p;
+    const auto be32 = [&](size_t at) {
+        uint32_t v = 0;
+        for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<uint8_t>(data[at + i]);
+        return v;
+    };
+    p.width = be32(16);
+    p.height = be32(20);
+    return p;
+}
+
+// Plots `json` and expects a PNG of width x height with something drawn on it.
+void expect_plot(const std::string& json, uint32_t width, uint32_t height, const std::string& kind) {
+    const std::string png = tmp_path(kind + ".png");
+    fs::remove(png);
+    const CommandResult r = tilepipe("plot " + json + " -o " + png);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(": " + kind + " ("), std::string::npos) << r.out;
+    const Png p = png_at(png);
+    EXPECT_GT(p.bytes, 10000u) << "an image with something drawn on it";
+    EXPECT_EQ(p.width, width) << kind;
+    EXPECT_EQ(p.height, height) << kind;
+    fs::remove(png);
+}
+
+TEST(Plot, DrawsARunReportAndItsIntervalStats) {
+    const std::string json = tmp_path("run.json"), stats = tmp_path("stats.jsonl");
+    const CommandResult r = tilepipe("run conf/farm.yaml --set synth.count=300k --quiet --json " + json +
+                                     " --stats-interval 0.05 --stats-out " + stats);
+    ASSERT_EQ(r.status, 0) << r.err;
+    expect_plot(json, 1400, 1000, "run");
+    expect_plot(stats, 1200, 800, "stats");
+    fs::remove(json);
+    fs::remove(stats);
+}
+
+TEST(Plot, DrawsATopology) {
+    const std::string json = tmp_path("topo.json");
+    ASSERT_EQ(tilepipe("topo conf/map.yaml --topology tilepro64 --json " + json).status, 0);
+    expect_plot(json, 1000, 600, "topo");
+    fs::remove(json);
+}
+
+TEST(Plot, DrawsEveryBenchReport) {
+    const std::string json = tmp_path("bench.json");
+    const struct {
+        std::string kind, args;
+        uint32_t width;
+    } benches[] = {
+        {"pingpong", "--reps 1 --iters 2000 --transports sm,ring,lock", 1000},
+        {"asym", "--reps 1 --iters 2000 --senders 1,2 --transports sm,ring", 1000},
+        {"stream", "--reps 1 --items 20000 --bursts 1,8 --transports ring,sm", 1000},
+        {"mapvec", "--reps 1 --tasks 40 --m 56 --workers 1,2 --variants sm_tree,ring_tree", 1400},
+        {"latency", "--seconds 0.2 --percent 50,100", 1000},
+    };
+    for (const auto& b : benches) {
+        SCOPED_TRACE(b.kind);
+        fs::remove(json);
+        const CommandResult r = tilepipe("bench " + b.kind + " " + b.args + " --json " + json);
+        ASSERT_EQ(r.status, 0) << r.err;
+        expect_plot(json, b.width, 600, b.kind);
+    }
+    fs::remove(json);
+}
+
+TEST(Plot, AFileOfAnotherKindIsRefusedNamingWhatIsWrong) {
+    const std::string json = tmp_path("wrong.json");
+    const struct {
+        std::string content, says;
+    } wrong[] = {
+        {"{\"colour\": \"blue\"}", "neither a run report ('stages'), a bench report ('bench' and 'rows')"},
+        {"{\"bench\": \"teleport\", \"rows\": [{}]}", "a bench report of kind 'teleport', which plot cannot draw"},
+        {"{\"bench\": \"stream\", \"rows\": []}", "a 'stream' bench report without rows"},
+        {"{\"app\": \"x\", \"stages\": []}", "a run report without stages"},
+        {"[1, 2]", "a JSON list that is not --stats-interval lines"},
+        {"pipeline:\n  - synth\n", "not JSON: "},
+    };
+    for (const auto& w : wrong) {
+        std::ofstream(json) << w.content;
+        const CommandResult r = tilepipe("plot " + json + " -o " + tmp_path("wrong.png"));
+        EXPECT_EQ(r.status, 2) << w.content;
+        EXPECT_NE(r.err.find("tilepipe plot: " + json + ": " + w.says), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(tmp_path("wrong.png")));
+    }
+    fs::remove(json);
+    const CommandResult missing = tilepipe("plot /nonexistent/r.json");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("tilepipe plot: /nonexistent/r.json: cannot read it: No such file or directory"),
+              std::string::npos)
+        << missing.err;
+}
+
+}  // namespace
+}  // namespace tp::test

@@ -1,0 +1,64 @@
+// Test support: a client of DPDK's telemetry socket, speaking its protocol as dpdk-telemetry.py
+// does: a SOCK_SEQPACKET unix socket; on connect the server sends one JSON greeting
+// {"version", "pid", "max_output_len"}; each command sent ("/path" or "/path,params") gets
+// one JSON reply {"/path": value}.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tp::test {
+
+class TelemetryClient {
+public:
+    // Connects to `path`; connected() says whether it worked.
+    explicit TelemetryClient(const std::string& path) {
+        fd_ = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+        if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
+        greeting_ = receive(1024);
+        if (greeting_.is_object() && greeting_.contains("max_output_len"))
+            max_len_ = greeting_["max_output_len"].get<size_t>();
+    }
+    ~TelemetryClient() {
+        if (fd_ >= 0) close(fd_);
+    }
+    TelemetryClient(const TelemetryClient&) = delete;
+    TelemetryClient& operator=(const TelemetryClient&) = delete;
+
+    bool connected() const { return max_len_ != 0; }
+    const nlohmann::json& greeting() const { return greeting_; }
+
+    // The reply's value for `command` (its path without parameters is the reply's key); a
+    // discarded value when the exchange failed.
+    nlohmann::json query(const std::string& command) {
+        if (send(fd_, command.data(), command.size(), 0) != static_cast<ssize_t>(command.size()))
+            return nlohmann::json::value_t::discarded;
+        const nlohmann::json reply = receive(max_len_);
+        const std::string key = command.substr(0, command.find(','));
+        if (!reply.is_object() || !reply.contains(key)) return nlohmann::json::value_t::discarded;
+        return reply[key];
+    }
+
+private:
+    nlohmann::json receive(size_t max) {
+        std::vector<char> buf(max);
+        const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+        if (n <= 0) return nlohmann::json::value_t::discarded;
+        return nlohmann::json::parse(std::string(buf.data(), static_cast<size_t>(n)), nullptr, false);
+    }
+
+    int fd_ = -1;
+    size_t max_len_ = 0;
+    nlohmann::json greeting_;
+};
+
+}  // namespace tp::test
