@@ -13,7 +13,7 @@ What it draws, by the kind of JSON (found from its keys, never from the file nam
     asym      one-way latency against the number of senders, per transport
     stream    Mmsgs/s against the burst size, per transport
     mapvec    T_S and scalability against workers, per variant
-    latency   latency (p50, p99) against the offered load
+    latency   latency (p50, p90, p99, p999) against the offered load
 
 Fields a report may lack (older or newer tilepipe) are drawn around, not required. A file of another
 kind, or one missing what its kind needs, is refused naming what was wrong: exit status 2.
@@ -463,10 +463,11 @@ def latency_at(row, p):
 
 
 def offered_mpps(row):
-    """The load a latency row was measured at, in Mpps: its offered `pps`, or an Mpps field."""
-    if num(row.get("pps")) is not None:
+    """The load a latency row was measured at, in Mpps: its offered `pps`, an offered Mpps field,
+    or for the unpaced top-speed run (`pps` 0) the rate it reached."""
+    if num(row.get("pps"), 0.0) > 0:
         return num(row["pps"]) / 1e6
-    return first_num(row, ("offered_mpps", "load_mpps", "rate_mpps"))
+    return first_num(row, ("offered_mpps", "load_mpps", "rate_mpps", "mpps"))
 
 
 def plot_latency(doc, plt):
@@ -483,7 +484,7 @@ def plot_latency(doc, plt):
         if xs:
             ax.plot(xs, ys, style, label=p)
     ax.set_yscale("log")
-    ax.set_xlabel("offered load (Mpps)")
+    ax.set_xlabel("offered load (Mpps; the unpaced run at the rate it reached)")
     ax.set_ylabel("end-to-end latency (µs, log scale)")
     app = doc.get("app") or rows[0].get("app")
     ax.set_title("latency against load" + (f": {app}" if app else ""))

@@ -357,7 +357,7 @@ uint32_t PcapSource::template_pool_available() const {
     return capture_ ? capture_->pool_available() : 0;
 }
 
-TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback), at top speed or paced",
+TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback), preloaded or streamed from the file, at top speed or paced",
                param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)").input_file(),
                param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops").between(0, UINT32_MAX),
                param<double>("pps", 0, "pace at this many packets per second (0 = off)").at_least(0),

@@ -47,6 +47,24 @@ std::string trimmed(std::string s) {
     return s;
 }
 
+// `text` broken at spaces into lines of at most `width` characters (a longer word keeps its
+// own line), continuation lines indented by two.
+std::string wrapped(const std::string& text, size_t width) {
+    std::string out, line;
+    size_t at = 0;
+    while (at < text.size()) {
+        const size_t end = std::min(text.find(' ', at), text.size());
+        const std::string word = text.substr(at, end - at);
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line = "  ";
+        }
+        line += (line.empty() || line == "  " ? "" : " ") + word;
+        at = end + 1;
+    }
+    return out + line + "\n";
+}
+
 std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
     const Topology& t = plan.topology;
     std::vector<std::string> node_at(static_cast<size_t>(t.tiles()));
@@ -76,10 +94,11 @@ std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
         }
     }
 
-    std::string s = "app " + app.name + " on " + t.name() + " (" + t.summary() + "; " +
-                    std::to_string(t.usable()) + " usable tiles), placement " + app.placement + ", " +
-                    std::to_string(plan.threads.cpu_of_thread.size()) + " thread(s) on " +
-                    std::to_string(plan.cpus) + " CPU(s)\n";
+    std::string s = wrapped("app " + app.name + " on " + t.name() + " (" + t.summary() + "; " +
+                                std::to_string(t.usable()) + " usable tiles), placement " + app.placement + ", " +
+                                std::to_string(plan.threads.cpu_of_thread.size()) + " thread(s) on " +
+                                std::to_string(plan.cpus) + " CPU(s)",
+                            width);
     // A mesh wider than the output is folded: bands of as many columns as fit, one under another.
     const size_t per_band = std::max<size_t>(1, (width > kRowLabel ? width - kRowLabel : 0) / cell);
     for (int x0 = 0; x0 < t.width(); x0 += static_cast<int>(per_band)) {

@@ -288,6 +288,19 @@ void sink_output(const NodeConfig& nc, StageReport& s) {
 }
 }  // namespace
 
+namespace {
+// A node without stages gathers workers' packets (collector), hands packets out to workers
+// (emitter), or both: a farm's collector that also dispatches to the next farm's workers.
+std::string stageless_role(const AppGraph& g, size_t n) {
+    const GraphNode& node = g.nodes[n];
+    if (node.role == NodeRole::MapCollector) return "collector";
+    if (node.role == NodeRole::MapEmitter) return "emitter";
+    const bool emits = node.dispatch != Dispatch::Single;
+    const bool collects = !emits || node.reorder || g.inputs_of(n).size() > 1;
+    return emits && collects ? "collector+emitter" : emits ? "emitter" : "collector";
+}
+}  // namespace
+
 AppRunner::TrafficClock AppRunner::traffic_clock() const {
     TrafficClock c;
     for (const auto& in : instances_) {
@@ -398,9 +411,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         busy[n] = window_cycles > 0 ? std::min(1.0, double(tasks_[n]->busy_cycles()) / window_cycles) : 0.0;
         TileReport t;
         t.node = node.name;
-        if (node.stages.empty())
-            t.role = node.role == NodeRole::MapCollector || (node.role == NodeRole::Stages && node.dispatch == Dispatch::Single)
-                         ? "collector" : "emitter";
+        if (node.stages.empty()) t.role = stageless_role(g, n);
         t.tile_x = xy.x;
         t.tile_y = xy.y;
         t.cpu = scheduler_->cpu(plan_.threads.thread_of_node[n]);
@@ -455,6 +466,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
     if (live) return r;  // failures, accounting and pools are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
@@ -463,7 +475,6 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
-    r.latency = latency_report();
     return r;
 }
 

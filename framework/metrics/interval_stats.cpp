@@ -9,9 +9,7 @@ nlohmann::json interval_json(const RunReport& delta, int interval, double t, con
     nlohmann::json j = to_json(delta);
     // What describes the end of a run has no meaning for an interval of it.
     // What describes the run as a whole (its header, setup time) is in the final report.
-    // Latency percentiles are the final report's: a view carries no latency.
-    for (const char* end_only : {"unaccounted", "pools", "pools_full", "failures", "header", "setup_s", "latency_us"})
-        j.erase(end_only);
+    for (const char* end_only : {"unaccounted", "pools", "pools_full", "failures", "header", "setup_s"}) j.erase(end_only);
     j["interval"] = interval;
     j["t"] = t;
     if (j.contains("channels") && j["channels"].is_array())

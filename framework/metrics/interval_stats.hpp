@@ -2,8 +2,9 @@
 // with the run report's fields for that interval alone: counts are what happened in it, rates
 // and busy shares are over it. Each line also has `interval` (1, 2, ...), `t` (seconds from the
 // start of the run to the end of the interval) and, per channel, `queued` (items in it at the
-// end of the interval, -1 where the transport cannot tell). Fields that describe the end of a
-// run (unaccounted, pools, pools_full, failures) are left out. The last line covers what is
+// end of the interval, -1 where the transport cannot tell). `latency_us` covers the samples
+// taken in the interval (see latency_delta). Fields that describe the whole run (header,
+// setup_s, unaccounted, pools, pools_full, failures) are left out. The last line covers what is
 // left after the last full interval, so the lines' counts add up to the final report's.
 //
 // A thread of its own takes the views (see live_view.hpp: relaxed loads, no tile waits) and

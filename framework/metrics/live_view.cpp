@@ -1,5 +1,8 @@
 #include "framework/metrics/live_view.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tp {
 
 namespace {
@@ -13,7 +16,43 @@ double busy_between(double busy_now, double s_now, double busy_before, double s_
 }
 
 uint64_t minus(uint64_t now, uint64_t before) { return now >= before ? now - before : 0; }
+
+// The summary of the samples in `buckets` (ascending): each percentile, and the max, is the
+// upper bound of the bucket its sample falls in (within 1/128 of the value), the mean is taken
+// over those bounds.
+LatencySummary summary_of(const std::vector<LatencyBucket>& buckets) {
+    LatencySummary s;
+    double sum = 0;
+    for (const LatencyBucket& b : buckets) s.samples += b.count, sum += b.upper_us * double(b.count);
+    if (s.samples == 0) return s;
+    s.mean = sum / double(s.samples);
+    s.max = buckets.back().upper_us;
+    const auto at = [&](double q) {
+        const uint64_t rank = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * double(s.samples))));
+        uint64_t seen = 0;
+        for (const LatencyBucket& b : buckets)
+            if ((seen += b.count) >= rank) return b.upper_us;
+        return s.max;
+    };
+    s.p50 = at(0.50), s.p90 = at(0.90), s.p99 = at(0.99), s.p999 = at(0.999);
+    return s;
+}
 }  // namespace
+
+LatencyReport latency_delta(const LatencyReport& now, const LatencyReport& before) {
+    LatencyReport d;
+    d.mode = now.mode;
+    // Both lists hold the non-empty buckets of one histogram layout, ascending, with bounds
+    // computed alike: a bucket of `before` has its equal in `now`.
+    size_t j = 0;
+    for (const LatencyBucket& b : now.buckets) {
+        while (j < before.buckets.size() && before.buckets[j].upper_us < b.upper_us) ++j;
+        const uint64_t had = j < before.buckets.size() && before.buckets[j].upper_us == b.upper_us ? before.buckets[j].count : 0;
+        if (b.count > had) d.buckets.push_back({b.upper_us, b.count - had});
+    }
+    d.end_to_end = summary_of(d.buckets);
+    return d;
+}
 
 RunReport report_delta(const RunReport& now, const RunReport& before) {
     RunReport d = now;
@@ -43,6 +82,7 @@ RunReport report_delta(const RunReport& now, const RunReport& before) {
         for (auto& [event, n] : s.events)
             if (auto it = b.events.find(event); it != b.events.end()) n = minus(n, it->second);
     }
+    d.latency = latency_delta(now.latency, before.latency);
     for (size_t i = 0; i < d.tiles.size() && i < before.tiles.size(); ++i) {
         TileReport& t = d.tiles[i];
         const TileReport& b = before.tiles[i];

@@ -30,7 +30,13 @@ struct LiveView {
 using LiveSource = std::function<LiveView()>;
 
 // What happened between two views of one run (`before` taken first): counts are differences,
-// `seconds` is the time between them, and each busy share is the share of that time.
+// `seconds` is the time between them, and each busy share is the share of that time. Latency:
+// the end-to-end histogram's buckets filled in between, summarised (latency_delta); per-node
+// residence is the final report's only.
 RunReport report_delta(const RunReport& now, const RunReport& before);
+
+// The samples `now` holds beyond `before` (bucket by bucket), with percentiles, max and mean
+// taken from the buckets' upper bounds (within 1/128 of the true values).
+LatencyReport latency_delta(const LatencyReport& now, const LatencyReport& before);
 
 }  // namespace tp

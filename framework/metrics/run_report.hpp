@@ -33,7 +33,7 @@ struct StageReport {
     int cpu = -1;
     int tile_x = 0, tile_y = 0;
     uint64_t in = 0, out = 0, drops = 0, cycles = 0;
-    uint64_t bytes = 0;  // frame bytes of `out` (sinks: of what they were handed)
+    uint64_t bytes = 0;  // frame bytes of `out` (sinks: of what they delivered, drops left out)
     uint64_t lost_before = 0;  // sources: packets their device lost before handing them over
     double busy_fraction = 0;  // its node's (TileReport::busy_fraction)
     std::map<std::string, uint64_t> drop_reasons;
@@ -52,7 +52,7 @@ struct StageReport {
 // A graph node on its tile, farm and map emitters and collectors included.
 struct TileReport {
     std::string node;
-    std::string role;  // "" for a node running stages; "emitter" or "collector" otherwise
+    std::string role;  // "" for a node running stages; "emitter", "collector" or "collector+emitter"
     int tile_x = 0, tile_y = 0;
     int cpu = -1;
     // The share of the timed window its thread spent in polls of this node that moved work

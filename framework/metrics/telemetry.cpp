@@ -142,6 +142,21 @@ int handle_channels(const char*, const char*, rte_tel_data* d) {
     return 0;
 }
 
+int handle_latency(const char*, const char*, rte_tel_data* d) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const std::optional<LiveView> v = view_now();
+    rte_tel_data_start_dict(d);
+    if (!v) return 0;
+    const LatencyReport& l = v->report.latency;
+    rte_tel_data_add_dict_string(d, "mode", l.mode.c_str());
+    rte_tel_data_add_dict_u64(d, "samples", l.end_to_end.samples);
+    const LatencySummary& e = l.end_to_end;
+    for (const auto& [name, value] : {std::pair{"p50_us", e.p50}, {"p90_us", e.p90}, {"p99_us", e.p99},
+                                      {"p999_us", e.p999}, {"max_us", e.max}, {"mean_us", e.mean}})
+        rte_tel_data_add_dict_string(d, name, decimal(value, 3).c_str());
+    return 0;
+}
+
 void register_endpoints() {
     rte_telemetry_register_cmd(kTelemetryEndpoints[0], handle_stats,
                                "Returns the tilepipe run's totals and rates so far. Takes no parameters");
@@ -151,6 +166,8 @@ void register_endpoints() {
                                "Returns each tile's position, CPU and busy share. Takes no parameters");
     rte_telemetry_register_cmd(kTelemetryEndpoints[3], handle_channels,
                                "Returns each channel's ends, transport, capacity, hops and items queued. Takes no parameters");
+    rte_telemetry_register_cmd(kTelemetryEndpoints[4], handle_latency,
+                               "Returns the end-to-end latency so far: mode, samples, percentiles in us. Takes no parameters");
 }
 
 }  // namespace

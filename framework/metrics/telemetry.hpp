@@ -12,6 +12,8 @@
 //   /tilepipe/tiles           arrays node, x, y, cpu, busy: one entry per graph node's tile
 //   /tilepipe/channels        arrays from, to, transport, capacity, hops, queued (items in
 //                             the channel now; -1 where the transport cannot tell)
+//   /tilepipe/latency         mode, samples, p50_us, p90_us, p99_us, p999_us, max_us, mean_us:
+//                             end-to-end latency over the samples taken so far
 // DPDK 22.11's telemetry values are integers and strings only, and a dict holds no dicts: so
 // lists come as parallel arrays (one per field) and fractional values (seconds, rates,
 // busy shares) as decimal strings.
@@ -42,6 +44,6 @@ private:
 
 // The endpoints' names, in registration order (for `tilepipe` docs and tests).
 inline constexpr const char* kTelemetryEndpoints[] = {"/tilepipe/stats", "/tilepipe/nodes", "/tilepipe/tiles",
-                                                     "/tilepipe/channels"};
+                                                     "/tilepipe/channels", "/tilepipe/latency"};
 
 }  // namespace tp

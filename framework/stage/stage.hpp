@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,15 +60,18 @@ struct alignas(64) StageStats {
     RelaxedCounter drops;     // sum of drop reasons
     RelaxedCounter cycles;    // TSC cycles spent inside produce()/process()
     RelaxedCounter bursts;    // calls that moved at least one packet
-    RelaxedCounter lost_before;  // sources: packets their device received but lost (no mbuf, missed, errors)
     // TSC of the first and the last burst that moved packets (sources: start of the first
     // produce() that emitted, end of the last; others: end of each process()); 0 = none yet.
-    // The report's timed window runs from the sources' first to the sinks' last.
+    // The report's timed window runs from the sources' first to the sinks' last. With the six
+    // above they fill the first cache line: a burst writes no other line of the stage's.
     RelaxedCounter first_tsc;
     RelaxedCounter last_tsc;
+    RelaxedCounter lost_before;  // sources: packets their device received but lost (no mbuf, missed, errors)
     std::array<RelaxedCounter, kMaxReasons> reason;  // per drop reason
     std::array<RelaxedCounter, kMaxReasons> event;   // per event (counted, not dropped)
 };
+static_assert(offsetof(StageStats, last_tsc) + sizeof(RelaxedCounter) <= 64,
+              "the counters every burst writes share one cache line");
 
 // The mbufs a sink's drop() freed during one process() call, noted while the runtime measures
 // latency there: a dropped packet is never a latency sample.
@@ -98,6 +102,9 @@ public:
     const std::vector<std::string>& events() const { return event_names_; }
     // The runtime sets this around a sink's process() (nullptr: nothing noted).
     void note_drops_into(DroppedPackets* into) { dropped_note_ = into; }
+    // Frame bytes of every packet drop() freed so far: the runtime takes a sink's drops out of
+    // the bytes it delivered. Written and read by the stage's own tile only.
+    uint64_t dropped_bytes() const { return dropped_bytes_; }
 
 protected:
     explicit Stage(StageKind kind) : kind_(kind) {}
@@ -116,6 +123,7 @@ private:
     std::vector<std::string> drop_names_;
     std::vector<std::string> event_names_;
     DroppedPackets* dropped_note_ = nullptr;
+    uint64_t dropped_bytes_ = 0;
 };
 
 }  // namespace tp

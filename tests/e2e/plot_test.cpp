@@ -79,6 +79,7 @@ TEST(Plot, DrawsEveryBenchReport) {
         {"asym", "--reps 1 --iters 2000 --senders 1,2 --transports sm,ring", 1000},
         {"stream", "--reps 1 --items 20000 --bursts 1,8 --transports ring,sm", 1000},
         {"mapvec", "--reps 1 --tasks 40 --m 56 --workers 1,2 --variants sm_tree,ring_tree", 1400},
+        {"latency", "--seconds 0.2 --percent 50,100", 1000},
     };
     for (const auto& b : benches) {
         SCOPED_TRACE(b.kind);

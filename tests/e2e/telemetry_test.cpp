@@ -136,6 +136,13 @@ TEST(Telemetry, EndpointsAnswerWithTheRunsCountersWhileItLasts) {
         EXPECT_LE(channels["queued"][i].get<int>(), channels["capacity"][i].get<int>());
     }
 
+    // End-to-end latency so far, sampled by default.
+    const nlohmann::json latency = client->query("/tilepipe/latency");
+    EXPECT_EQ(latency["mode"], "sample 64") << latency;
+    EXPECT_GT(latency["samples"].get<uint64_t>(), 0u);
+    EXPECT_GT(std::stod(latency["p50_us"].get<std::string>()), 0.0);
+    EXPECT_GE(std::stod(latency["p99_us"].get<std::string>()), std::stod(latency["p50_us"].get<std::string>()));
+
     client.reset();
     EXPECT_EQ(run.stop(), 130) << "Ctrl-C's status: " << run.err();
     const nlohmann::json report = nlohmann::json::parse(read_file(json), nullptr, false);
@@ -205,7 +212,7 @@ TEST(StatsInterval, OneLinePerIntervalWhoseCountsAddUpToTheReport) {
     fs::remove(stats);
     ASSERT_FALSE(report.is_discarded());
     ASSERT_GE(lines.size(), 1u);
-    uint64_t packets = 0, delivered = 0, parsed = 0;
+    uint64_t packets = 0, delivered = 0, parsed = 0, samples = 0;
     double t = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
         const nlohmann::json& l = lines[i];
@@ -223,7 +230,11 @@ TEST(StatsInterval, OneLinePerIntervalWhoseCountsAddUpToTheReport) {
         packets += l["packets"].get<uint64_t>();
         delivered += l["delivered"].get<uint64_t>();
         parsed += l["stages"][1]["out"].get<uint64_t>();
+        samples += l["latency_us"]["samples"].get<uint64_t>();
+        if (l["latency_us"]["samples"].get<uint64_t>() > 0)
+            EXPECT_LE(l["latency_us"]["p50"].get<double>(), l["latency_us"]["p99"].get<double>());
     }
+    EXPECT_EQ(samples, report["latency_us"]["samples"].get<uint64_t>()) << "each sample in one interval";
     EXPECT_EQ(packets, 3000000u);
     EXPECT_EQ(delivered, report["delivered"].get<uint64_t>());
     EXPECT_EQ(parsed, 3000000u);

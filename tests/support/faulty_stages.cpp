@@ -6,6 +6,8 @@
 //                (before touching it), or from close() when `in_close` is set
 //   vanish       processor: frees every `every`-th packet without counting a drop
 //   hold         sink: counts every packet delivered but keeps its mbuf until destroyed
+//   refuse       sink: drops every `every`-th packet as `refused` (a full TX ring, a failed
+//                write), frees the rest as delivered
 //   slow_setup   processor: passes everything, but takes `open_ms` to open and `close_ms` to
 //                close (a table build, a flush): time the report must not count as traffic
 #include <rte_mbuf.h>
@@ -77,6 +79,24 @@ private:
     std::vector<rte_mbuf*> held_;
 };
 
+class Refuse final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Sink;
+    explicit Refuse(const ParamValues& p) : Stage(kKind), every_(p.get_uint("every")), refused_(declare_drop("refused")) {}
+    void process(Burst& b) override {
+        for (const PacketDesc& d : b) {
+            if (++seen_ % every_ == 0) drop(d, refused_);
+            else free_packet(d.mbuf);
+        }
+        b.n = 0;
+    }
+
+private:
+    uint64_t every_;
+    uint16_t refused_;
+    uint64_t seen_ = 0;
+};
+
 class SlowSetup final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
@@ -97,6 +117,8 @@ TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or w
 TILEPIPE_STAGE(Vanish, "vanish", "test: frees every N-th packet without counting it",
                param<uint64_t>("every", 10, "one packet in this many vanishes"));
 TILEPIPE_STAGE(Hold, "hold", "test: a sink that keeps the mbufs it is given until destroyed");
+TILEPIPE_STAGE(Refuse, "refuse", "test: a sink that drops every N-th packet it is handed, counted",
+               param<uint64_t>("every", 2, "one packet in this many is refused").at_least(1));
 TILEPIPE_STAGE(SlowSetup, "slow_setup", "test: passes everything, slow to open and to close",
                param<uint64_t>("open_ms", 0, "milliseconds open() takes"),
                param<uint64_t>("close_ms", 0, "milliseconds close() takes"));

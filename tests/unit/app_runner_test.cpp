@@ -173,6 +173,23 @@ TEST(LiveView, ADeltaHoldsTheIntervalsCountsAndBusyShare) {
     EXPECT_DOUBLE_EQ(d.mpps(), 600 / 2.0 / 1e6);
 }
 
+// An interval's latency: the samples its buckets gained, summarised from their upper bounds.
+TEST(LiveView, ALatencyDeltaHoldsTheSamplesTakenInBetween) {
+    LatencyReport before, now;
+    before.mode = now.mode = "all";
+    before.buckets = {{1.0, 10}, {2.0, 5}};
+    now.buckets = {{1.0, 10}, {2.0, 105}, {4.0, 1}, {8.0, 1}};
+    const LatencyReport d = latency_delta(now, before);
+    EXPECT_EQ(d.mode, "all");
+    ASSERT_EQ(d.buckets.size(), 3u);  // the 1 us bucket gained nothing
+    EXPECT_EQ(d.end_to_end.samples, 102u);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p50, 2.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.p99, 4.0);    // rank 101 of 102
+    EXPECT_DOUBLE_EQ(d.end_to_end.p999, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.max, 8.0);
+    EXPECT_DOUBLE_EQ(d.end_to_end.mean, (2.0 * 100 + 4 + 8) / 102);
+}
+
 // The fields README's `--json OUT` paragraph documents: "" lists the top-level ones; a field
 // written as "`name`: ..." is an object or a list of objects (at the top, or inside the objects
 // of another list) and opens the list of its fields, which runs to the next such field.
@@ -259,6 +276,20 @@ TEST(AppRunner, EveryNodeCountsTheBytesItPassesOn) {
     EXPECT_EQ(r.delivered_bytes, 500u * 100);
 }
 
+TEST(AppRunner, ASinksBytesAndTheHeadlineCountOnlyWhatItDelivered) {
+    // Half the packets are dropped at the sink (as a full TX ring would): the delivered bit
+    // rate must not count their bytes while the packet rate leaves them out.
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000, size: 100 }\n"
+                                 "  - { stage: refuse, every: 2 }\n");
+    ASSERT_EQ(r.stages.size(), 2u);
+    EXPECT_EQ(r.stages[1].out, 500u);
+    EXPECT_EQ(r.stages[1].drops, 500u);
+    EXPECT_EQ(r.stages[1].bytes, 500u * 100);
+    EXPECT_EQ(r.delivered_bytes, 500u * 100);
+    EXPECT_DOUBLE_EQ(r.gbps_l2(), 500.0 * 100 * 8 / r.seconds / 1e9);
+    expect_accounted(r);
+}
+
 TEST(AppRunner, SetupBeforeAndAfterTheTrafficIsOutsideTheTimedWindow) {
     // Opening takes 400 ms and closing 600 ms; the packets themselves take a few milliseconds.
     const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n"
@@ -313,6 +344,19 @@ TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTh
         EXPECT_EQ(emitters, 1);
         EXPECT_EQ(collectors, 1);
     }
+}
+
+TEST(AppRunner, AFarmsCollectorThatFeedsTheNextFarmIsReportedAsBoth) {
+    // Folded, the first farm's collector dispatches to the second farm's workers.
+    const RunReport r = run_yaml("runtime: { fuse: always }\npipeline:\n  - { stage: synth, count: 20000 }\n"
+                                 "  - farm: { name: a, workers: 2, worker: [pass] }\n"
+                                 "  - farm: { name: b, workers: 2, worker: [pass] }\n  - drop\n");
+    std::map<std::string, std::string> role;
+    for (const TileReport& t : r.tiles) role[t.node] = t.role;
+    ASSERT_EQ(role.count("a.collector"), 1u) << format_table(r);
+    EXPECT_EQ(role["a.collector"], "collector+emitter");
+    EXPECT_NE(format_table(r).find("(collector+emitter)"), std::string::npos) << format_table(r);
+    expect_accounted(r);
 }
 
 TEST(AppRunner, EveryTileReportsItsBusyShareAndEveryChannelItsHops) {
