@@ -50,6 +50,8 @@ std::string format_latency(const LatencyReport& r) {
     if (r.mode == "off") return "";
     const LatencySummary& e = r.end_to_end;
     char line[320];
+    // An empty run, or one whose packets were all dropped: no percentiles to print, not zeros.
+    if (e.samples == 0) return "latency us (" + r.mode + ", 0 samples): none, no packet reached a sink\n";
     std::snprintf(line, sizeof line,
                   "latency us (%s, %llu samples): p50 %.2f, p90 %.2f, p99 %.2f, p999 %.2f, max %.2f, mean %.2f\n",
                   r.mode.c_str(), (unsigned long long)e.samples, e.p50, e.p90, e.p99, e.p999, e.max, e.mean);

@@ -290,6 +290,16 @@ TEST(AppRunner, ASinksBytesAndTheHeadlineCountOnlyWhatItDelivered) {
     expect_accounted(r);
 }
 
+TEST(AppRunner, ARunWithoutLatencySamplesPrintsNoPercentiles) {
+    // Every packet dropped at the sink: zeros would read as a latency of 0 us.
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n  - { stage: refuse, every: 1 }\n");
+    EXPECT_EQ(r.delivered, 0u);
+    EXPECT_EQ(r.latency.end_to_end.samples, 0u);
+    const std::string table = format_table(r);
+    EXPECT_NE(table.find("latency us (sample 64, 0 samples): none"), std::string::npos) << table;
+    EXPECT_EQ(table.find("p50"), std::string::npos) << table;
+}
+
 TEST(AppRunner, SetupBeforeAndAfterTheTrafficIsOutsideTheTimedWindow) {
     // Opening takes 400 ms and closing 600 ms; the packets themselves take a few milliseconds.
     const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n"
