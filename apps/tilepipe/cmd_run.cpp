@@ -32,7 +32,6 @@ struct RunArgs {
     AppArgs app;
     std::string json_out;
     std::string eal;
-    std::string latency;  // empty: the config's
     bool quiet = false;
     LiveRunArgs live;
 };
@@ -55,6 +54,7 @@ std::vector<std::string> overrides_of(const AppArgs& a) {
     if (o.pcap) v.push_back("--pcap " + *o.pcap);
     if (o.loop) v.push_back("--loop " + *o.loop);
     if (o.topology) v.push_back("--topology " + *o.topology);
+    if (o.latency) v.push_back("--latency " + *o.latency);
     for (const std::string& s : o.sets) v.push_back("--set " + s);
     return v;
 }
@@ -88,7 +88,6 @@ int run(const RunArgs& args) {
     std::optional<AppPlan> plan;
     try {
         app = load_app(args.app);
-        if (!args.latency.empty()) set_latency(app, args.latency);
         plan = plan_app(app);  // placement errors are config errors: report them before EAL
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
@@ -183,7 +182,7 @@ void add_run(CLI::App& app, Action& action) {
     cmd->add_option("--json", args->json_out,
                     "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
-    cmd->add_option("--latency", args->latency, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
+    cmd->add_option_function<std::string>("--latency", [args](const std::string& v) { args->app.overrides.latency = v; }, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
     add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });

@@ -199,6 +199,11 @@ void apply_overrides(AppConfig& app, const AppOverrides& o) {
     if (o.pcap) pcap_source(app, *o.pcap, &claims);
     if (o.loop) loop_sources(app, *o.loop, &claims);
     if (o.topology) topology(app, *o.topology, &claims);
+    if (o.latency) {
+        const Location where{"--latency " + *o.latency};
+        claims.claim("latency", where);
+        set_app_setting(app, "latency", *o.latency, where);
+    }
     for (const auto& s : o.sets) set_one(app, s, &claims);
     check_app(app);
 }

@@ -31,6 +31,7 @@ struct AppOverrides {
     std::optional<std::string> pcap;      // --pcap FILE
     std::optional<std::string> loop;     // --loop N, as written
     std::optional<std::string> topology;  // --topology NAME
+    std::optional<std::string> latency;   // --latency off|all|sample N (run)
     std::vector<std::string> sets;        // --set PATH=VALUE, in order
 };
 

@@ -369,6 +369,8 @@ TEST(Overrides, TwoOverridesOfOneSettingAreRefused) {
               "--set src.file=z.pcap: sets what --pcap y.pcap already set; give each setting once");
     EXPECT_EQ(override_error(app, {.topology = "tilepro64", .sets = {"topology=host"}}),
               "--set topology=host: sets what --topology tilepro64 already set; give each setting once");
+    EXPECT_EQ(override_error(app, {.latency = "all", .sets = {"latency=off"}}),
+              "--set latency=off: sets what --latency all already set; give each setting once");
     const AppConfig farm = parse_app_config(kFarmApp, "a.yaml");
     EXPECT_EQ(override_error(farm, {.sets = {"sample.every=2", "fw.sample.every=3"}}),
               "--set fw.sample.every=3: sets what --set sample.every=2 already set; give each setting once");
