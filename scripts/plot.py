@@ -506,6 +506,8 @@ def main(argv):
     try:
         doc = load(args.report)
         kind = kind_of(doc)
+        if kind == "stats" and isinstance(doc, dict):
+            doc = [doc]  # a run shorter than one interval writes a single line
         try:
             import matplotlib
         except ImportError:
