@@ -350,7 +350,10 @@ TEST(Overrides, AWorkersStageIsAddressedForAllWorkersOrForOne) {
     // The worker must exist once every override is in (workers may be overridden too).
     EXPECT_EQ(override_error(base, {.sets = {"fw.3/sample.every=2", "fw.workers=2"}}),
               "--set fw.3/sample.every=2: farm 'fw' has 2 worker(s), numbered from 0");
-    EXPECT_NO_THROW(apply_overrides(app, {.sets = {"fw.workers=8", "fw.7/sample.every=3"}}));
+    AppConfig grown = parse_app_config(kFarmApp, "a.yaml");
+    apply_overrides(grown, {.sets = {"fw.workers=8", "fw.7/sample.every=3"}});
+    EXPECT_EQ(grown.find_node("sample")->params_of(7).get_uint("every"), 3u);
+    EXPECT_EQ(grown.find_node("sample")->params_of(6).get_uint("every"), 16u);  // the stage default
     EXPECT_NE(override_error(base, {.sets = {"fw.0/sample.transport=sm"}})
                   .find("one worker's instance takes only parameters of its stage 'sample'"),
               std::string::npos);
