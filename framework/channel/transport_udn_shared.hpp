@@ -102,6 +102,7 @@ public:
 
     uint32_t capacity() const override { return credits_; }
     const char* transport() const override { return name_; }
+    const void* receive_side() const override { return &rx_; }
 
 private:
     noc::CreditSender<Net>& tx_;
