@@ -4,8 +4,9 @@
 // the binary tree (framework/patterns/tree_multicast.hpp); worker w computes its block of rows
 // (framework/patterns/partition.hpp) into the task's result vector and sends a partial-done
 // word to the collector through an asymmetric interface; the collector (MapCollector)
-// completes the task when all W partials arrived, checks the whole result vector against the
-// sequential product, and frees the task's buffers for the emitter.
+// completes the task when all W partials arrived and frees the task's buffers for the emitter.
+// Before its first timed run, each case runs once untimed with the collector checking every
+// result vector against the sequential product, so T_S leaves the checks out.
 //
 // Memory: `window` tasks are in flight at most; each has one matrix buffer and one result
 // buffer, allocated and filled before the clock starts (the N tasks cycle over these `window`
@@ -45,6 +46,7 @@
 #include "framework/channel/asymmetric_receiver.hpp"
 #include "framework/channel/blocking.hpp"
 #include "framework/channel/channel_factory.hpp"
+#include "framework/channel/transport_lock_gather.hpp"
 #include "framework/patterns/map_collector.hpp"
 #include "framework/patterns/partition.hpp"
 #include "framework/patterns/tree_multicast.hpp"
@@ -62,8 +64,10 @@ const char* kHelp =
     "the emitter multicasts each task (linear or tree), a collector completes it when all W\n"
     "partials arrived. Reports T_S (service time), B_W and scalability T_S(1)/T_S(W).\n"
     "  --variants LIST    udn_tree (one messaging network, asymmetric gather), sm_tree, sm_linear,\n"
-    "                     ring_tree, lock_queue, udn_pair_tree (a private network per link) (default:\n"
-    "                     udn_tree, sm_tree, sm_linear, ring_tree, lock_queue)\n"
+    "                     ring_tree, lock_queue, lck_queue (mutexes and condition variables,\n"
+    "                     blocking waits, one shared gather queue: the paper's), udn_pair_tree (a\n"
+    "                     private network per link) (default: udn_tree, sm_tree, sm_linear, ring_tree,\n"
+    "                     lck_queue)\n"
     "  --m LIST           matrix sizes (default 56,112,168)\n"
     "  --workers LIST     worker counts, each 1..256 (default 1,2,4,8,16)\n"
     "  --dtype LIST       int and/or float (default int)\n"
@@ -94,6 +98,8 @@ struct Variant {
     std::string transport;
     Multicast mode;
     bool network = false;  // every link on one messaging network, gathered by the asymmetric interface
+    bool blocking = false;  // lck_queue: mutex + condition variable queues, one shared gather queue,
+                            // every wait a condition variable wait (no spinning, no doorbells)
 };
 
 // The paper's variants; `udn_tree` only when the `udn` transport is built in.
@@ -101,7 +107,8 @@ std::vector<Variant> available_variants() {
     std::vector<Variant> v{{"sm_tree", "sm", Multicast::tree},
                            {"sm_linear", "sm", Multicast::linear},
                            {"ring_tree", "ring", Multicast::tree},
-                           {"lock_queue", "lock", Multicast::tree}};
+                           {"lock_queue", "lock", Multicast::tree},
+                           {"lck_queue", "lock", Multicast::tree, false, true}};
     const auto& t = transport_names();
     if (std::find(t.begin(), t.end(), "udn") != t.end()) {
         v.insert(v.begin(), {"udn_tree", "udn", Multicast::tree, true});
@@ -270,8 +277,10 @@ struct Progress {
     alignas(kLine) std::atomic<uint64_t> wake_at{0};    // written by the emitter
 };
 
+// `check`: the collector compares every result with the sequential product (and poisons it
+// for the buffer's next use); the timed runs leave that out, so T_S is the map's alone.
 template <typename T>
-Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Options& o) {
+Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Options& o, bool check) {
     const ChannelSpec spec{v.transport, o.capacity, -1};
     MapVecData<T> data(m, o.window, workers, o.padded);
     // udn_tree: every link on one network (declared first: it outlives the channels).
@@ -282,6 +291,9 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         on_network = map_on_network(workers, v.mode, o.capacity);
         multicast = std::make_unique<MulticastNetwork>(std::move(on_network.inputs), v.mode);
         gather = std::make_unique<AsymmetricReceiver<uint64_t>>(std::move(on_network.partials));
+    } else if (v.blocking) {
+        multicast = std::make_unique<MulticastNetwork>(spec, workers, v.mode);
+        gather = std::make_unique<AsymmetricReceiver<uint64_t>>(locked_gather<uint64_t>(o.capacity * workers, workers));
     } else {
         multicast = std::make_unique<MulticastNetwork>(spec, workers, v.mode);
         gather = std::make_unique<AsymmetricReceiver<uint64_t>>(spec, workers);
@@ -301,17 +313,22 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
     Doorbell& emitter_bell = bells[0];
     Doorbell& collector_bell = bells[workers + 1];
     const bool senders_wait = capacity < o.window;
-    if (senders_wait) {
+    if (v.blocking) {
+        // Every wait sleeps on a queue's condition variable: no doorbells.
+    } else if (senders_wait) {
         net.set_doorbells(&emitter_bell, worker_bells);
     } else {
         net.set_doorbells(nullptr, worker_bells);
         for (uint32_t w = 0; w < workers; ++w) net.input(w).set_bells(nullptr, worker_bells[w]);
     }
-    partials.set_receiver_bell(&collector_bell);
-    for (uint32_t w = 0; w < workers; ++w)
-        partials.sender(w).set_bells(senders_wait ? worker_bells[w] : nullptr, &collector_bell);
+    if (!v.blocking) {
+        partials.set_receiver_bell(&collector_bell);
+        for (uint32_t w = 0; w < workers; ++w)
+            partials.sender(w).set_bells(senders_wait ? worker_bells[w] : nullptr, &collector_bell);
+    }
 
-    const WaitPolicy policy = policy_for(workers + 2, o);
+    WaitPolicy policy = policy_for(workers + 2, o);
+    if (v.blocking) policy.spin_rounds = policy.yield_rounds = 0;  // blocking waits, as pthreads code waits
     const uint64_t tasks = o.tasks;
     const uint32_t window = o.window;
     const uint32_t refill = o.refill;
@@ -389,13 +406,15 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         };
         while (next()) {
             stamps[task] = ticks();
-            const uint32_t slot = static_cast<uint32_t>(task % window);
-            T got{};
-            const uint32_t row = data.check(slot, workers, got);
-            if (row != m && r.mismatches++ == 0)
-                r.first_mismatch = "task " + std::to_string(task) + " row " + std::to_string(row) + ": got " +
-                                   std::to_string(got) + ", sequential " + std::to_string(data.expected(slot)[row]);
-            data.poison(slot, workers);
+            if (check) {
+                const uint32_t slot = static_cast<uint32_t>(task % window);
+                T got{};
+                const uint32_t row = data.check(slot, workers, got);
+                if (row != m && r.mismatches++ == 0)
+                    r.first_mismatch = "task " + std::to_string(task) + " row " + std::to_string(row) + ": got " +
+                                       std::to_string(got) + ", sequential " + std::to_string(data.expected(slot)[row]);
+                data.poison(slot, workers);
+            }
             const uint64_t done = collector.completed();
             progress.completed.store(done, std::memory_order_release);
             // seq_cst: the store above before reading wake_at, against the emitter's
@@ -482,7 +501,7 @@ int run_mapvec(int argc, char** argv) {
 
     const std::vector<Variant> available = available_variants();
     std::vector<Variant> variants;
-    for (const auto& name : args.list("variants", {"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lock_queue"})) {
+    for (const auto& name : args.list("variants", {"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lck_queue"})) {
         auto it = std::find_if(available.begin(), available.end(), [&](const Variant& v) { return v.name == name; });
         if (it != available.end()) {
             variants.push_back(*it);
@@ -512,11 +531,15 @@ int run_mapvec(int argc, char** argv) {
     std::vector<std::vector<double>> ts(cases.size());
     uint64_t mismatches = 0;
     std::string first_mismatch;
-    const unsigned reps = interleave(requested, cases.size(), [&](size_t k, unsigned) {
+    const unsigned reps = interleave(requested, cases.size(), [&](size_t k, unsigned rep) {
         const Case& c = cases[k];
-        const Measurement r = c.dtype == "int" ? measure<int32_t>(c.variant, c.m, c.workers, o)
-                                               : measure<float>(c.variant, c.m, c.workers, o);
-        ts[k].push_back(r.ts_ns / 1000);
+        auto run = [&](bool check) {
+            return c.dtype == "int" ? measure<int32_t>(c.variant, c.m, c.workers, o, check)
+                                    : measure<float>(c.variant, c.m, c.workers, o, check);
+        };
+        // Before a case's first timed run, an untimed one checks every result.
+        const Measurement r = rep == 0 ? run(true) : Measurement{};
+        ts[k].push_back(run(false).ts_ns / 1000);
         if (r.mismatches != 0 && mismatches == 0)
             first_mismatch = c.variant.name + " M=" + std::to_string(c.m) + " " + c.dtype + " W=" +
                              std::to_string(c.workers) + ": " + r.first_mismatch;
@@ -567,8 +590,8 @@ int run_mapvec(int argc, char** argv) {
                            {"bw_gbps", 1e6 / s.median * c.m * c.m * 4.0 * 8.0 / 1e9},
                            {"tasks", o.tasks},
                            {"grain", o.grain},
-                           {"spin", policy_for(c.workers + 2, o).spin_rounds},
-                           {"yield", policy_for(c.workers + 2, o).yield_rounds},
+                           {"spin", c.variant.blocking ? 0u : policy_for(c.workers + 2, o).spin_rounds},
+                           {"yield", c.variant.blocking ? 0u : policy_for(c.workers + 2, o).yield_rounds},
                            {"reps", reps}};
         if (const ptrdiff_t one = find(c.variant.name, c, 1); one >= 0)
             row["scalability"] = ratio(static_cast<size_t>(one), k);  // T_S(1) / T_S(W)

@@ -352,7 +352,7 @@ TEST(Cli, MapvecConfigRunsTheMapBenchmarkWithCheckedResults) {
         EXPECT_GT(row["ts_us"].get<double>(), 0.0);
         EXPECT_GT(row["bw_gbps"].get<double>(), 0.0);
     }
-    EXPECT_EQ(variants, (std::set<std::string>{"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lock_queue"}));
+    EXPECT_EQ(variants, (std::set<std::string>{"udn_tree", "sm_tree", "sm_linear", "ring_tree", "lck_queue"}));
     EXPECT_EQ(best, variants);
     EXPECT_EQ(measured, 10u);
 }
