@@ -189,6 +189,30 @@ TEST(AppNetwork, ALockedGatherSharedBySendersDeliversOnceInEachSendersOrderWithB
     EXPECT_EQ(gather_in_order(gather, 20000, blocking), 0u);
 }
 
+TEST(AppNetwork, AMapsGatherOnTheNetworkWithFenceFreeDoorbellsDeliversOnceInEachSendersOrder) {
+    // A map's workers send their partials into the collector's one queue; every wait parks
+    // at once, on doorbells whose senders ring without a fence (Doorbell::ring_light).
+    const AppConfig app = parse_app_config(
+        "transport: udn\npipeline:\n  - { stage: synth, count: 10 }\n"
+        "  - map:\n      name: m\n      workers: 4\n      worker: [pass]\n  - drop\n", "map.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    const size_t collector = node_named(plan, "m.collector");
+    std::vector<std::unique_ptr<Channel<uint64_t>>> in;
+    for (size_t e : plan.graph.inputs_of(collector))
+        if (plan.graph.edges[e].words && !plan.graph.edges[e].freed) in.push_back(nets.word_channel(e));
+    ASSERT_EQ(in.size(), 4u);
+    for (const auto& c : in) EXPECT_EQ(c->capacity(), 16u);  // K <= 128/(2 x 4)
+    AsymmetricReceiver<uint64_t> gather(std::move(in));
+    std::vector<Doorbell> bells(5);
+    for (Doorbell& b : bells) b.make_light();
+    gather.set_receiver_bell(&bells[4]);
+    for (uint32_t s = 0; s < 4; ++s) gather.sender(s).set_bells(&bells[s], &bells[4]);
+    WaitPolicy parking;
+    parking.spin_rounds = parking.yield_rounds = 0;
+    EXPECT_EQ(gather_in_order(gather, 20000, parking), 0u);
+}
+
 TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {
     for (const char* collect : {"ordered", "unordered"}) {
         SCOPED_TRACE(collect);
