@@ -42,6 +42,7 @@
 
 #include "apps/bench/bench_mapvec_net.hpp"
 #include "apps/bench/benches.hpp"
+#include "apps/bench/peer_channels.hpp"
 #include "apps/bench/harness.hpp"
 #include "framework/channel/asymmetric_receiver.hpp"
 #include "framework/channel/blocking.hpp"
@@ -58,6 +59,15 @@ namespace tp::bench {
 
 namespace {
 
+}  // namespace
+
+WordChannelFactory& fastflow_channel() {
+    static WordChannelFactory factory = nullptr;
+    return factory;
+}
+
+namespace {
+
 const char* kHelp =
     "usage: tilepipe bench mapvec [options]\n"
     "The paper's map: a stream of M x M matrices times one vector b, split by rows over W workers;\n"
@@ -66,8 +76,8 @@ const char* kHelp =
     "  --variants LIST    udn_tree (one messaging network, asymmetric gather), sm_tree, sm_linear,\n"
     "                     ring_tree, lock_queue, lck_queue (mutexes and condition variables,\n"
     "                     blocking waits, one shared gather queue: the paper's), udn_pair_tree (a\n"
-    "                     private network per link) (default: udn_tree, sm_tree, sm_linear, ring_tree,\n"
-    "                     lck_queue)\n"
+    "                     private network per link), fastflow_tree (FastFlow's SPSC buffer; tilepipe-bench\n"
+    "                     only) (default: udn_tree, sm_tree, sm_linear, ring_tree, lck_queue)\n"
     "  --m LIST           matrix sizes (default 56,112,168)\n"
     "  --workers LIST     worker counts, each 1..256 (default 1,2,4,8,16)\n"
     "  --dtype LIST       int and/or float (default int)\n"
@@ -98,6 +108,7 @@ struct Variant {
     std::string transport;
     Multicast mode;
     bool network = false;  // every link on one messaging network, gathered by the asymmetric interface
+    bool peer = false;      // fastflow_tree: a peer library's SPSC queue (peer_channels.hpp)
     bool blocking = false;  // lck_queue: mutex + condition variable queues, one shared gather queue,
                             // every wait a condition variable wait (no spinning, no doorbells)
 };
@@ -108,12 +119,13 @@ std::vector<Variant> available_variants() {
                            {"sm_linear", "sm", Multicast::linear},
                            {"ring_tree", "ring", Multicast::tree},
                            {"lock_queue", "lock", Multicast::tree},
-                           {"lck_queue", "lock", Multicast::tree, false, true}};
+                           {"lck_queue", "lock", Multicast::tree, false, false, true}};
     const auto& t = transport_names();
     if (std::find(t.begin(), t.end(), "udn") != t.end()) {
         v.insert(v.begin(), {"udn_tree", "udn", Multicast::tree, true});
         v.push_back({"udn_pair_tree", "udn_pair", Multicast::tree});  // a private network per link, N-way scan
     }
+    if (fastflow_channel() != nullptr) v.push_back({"fastflow_tree", "fastflow", Multicast::tree, false, true, false});
     return v;
 }
 
@@ -291,6 +303,12 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         on_network = map_on_network(workers, v.mode, o.capacity);
         multicast = std::make_unique<MulticastNetwork>(std::move(on_network.inputs), v.mode);
         gather = std::make_unique<AsymmetricReceiver<uint64_t>>(std::move(on_network.partials));
+    } else if (v.peer) {  // the peer's queue everywhere: W tree inputs, W partials scanned
+        std::vector<std::unique_ptr<Channel<uint64_t>>> inputs, out;
+        for (uint32_t w = 0; w < workers; ++w) inputs.push_back(fastflow_channel()(o.capacity));
+        for (uint32_t w = 0; w < workers; ++w) out.push_back(fastflow_channel()(o.capacity));
+        multicast = std::make_unique<MulticastNetwork>(std::move(inputs), v.mode);
+        gather = std::make_unique<AsymmetricReceiver<uint64_t>>(std::move(out));
     } else if (v.blocking) {
         multicast = std::make_unique<MulticastNetwork>(spec, workers, v.mode);
         gather = std::make_unique<AsymmetricReceiver<uint64_t>>(locked_gather<uint64_t>(o.capacity * workers, workers));
@@ -511,6 +529,9 @@ int run_mapvec(int argc, char** argv) {
             variants.push_back(*it);
         } else if (name == "udn_tree") {
             std::fprintf(stderr, "bench mapvec: skipping udn_tree: this build has no `udn` transport\n");
+        } else if (name == "fastflow_tree") {
+            std::fprintf(stderr, "bench mapvec: skipping fastflow_tree: run tilepipe-bench built beside FastFlow's "
+                                 "headers (../shared/third_party/fastflow)\n");
         } else {
             std::string known;
             for (const auto& v : available) known += (known.empty() ? "" : ", ") + v.name;
