@@ -30,10 +30,14 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
           while (words < want && words < (1u << 15)) words *= 2;
           c.queue_words = words;
           c.max_payload = noc::kMaxPayload;
-          c.doorbells = true;
+          // The ranks ring their own doorbells (TilesShared::bells): only the receiver ever
+          // parks, so the network's bell on every pop (for parked senders) would be a fence
+          // per message for nobody.
+          c.doorbells = false;
           return c;
       }()),
-      flags(std::make_unique<Flag[]>(tile_of_rank.size())) {
+      flags(std::make_unique<Flag[]>(tile_of_rank.size())),
+      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())) {
     const int n = static_cast<int>(tile_of_rank.size());
     for (noc::TileId r = 0; r < static_cast<noc::TileId>(n); ++r)
         for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit}) net.bind_tag(r, tag, 0);
@@ -44,7 +48,7 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
 
 TilesComm::TilesComm(TilesShared& shared, int rank)
     : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
-      mailbox_(net_.mailbox(rank, 0)), bell_(net_.data_bell(rank, 0)),
+      mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
       credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0) {}
 
 size_t TilesComm::live_requests() const {
@@ -283,7 +287,9 @@ void TilesComm::regrant(RecvOp& r) {
 }
 
 bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
-    return net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n);
+    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) return false;
+    shared_.bells[dest].ring();  // after the publish: a receiver parked on it re-checks (see Doorbell)
+    return true;
 }
 
 bool TilesComm::push_sends() {

@@ -14,7 +14,8 @@
 // receiver hands them back in batches as it pops them (it always pops everything: nothing
 // it needs to progress can be stuck behind). Control messages (grants, credits) need no
 // credit; a push the queue refuses is retried. A blocked rank drives progress between
-// attempts and parks on its queue's doorbell, which every push into it rings.
+// attempts and parks on its doorbell, which every push into its queue rings (and a rank
+// that finishes, so that peers waiting on it notice).
 // Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
 #pragma once
 
@@ -29,6 +30,7 @@
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_world.hpp"
 #include "framework/noc/message_network.hpp"
+#include "framework/runtime/doorbell.hpp"
 #include "framework/topology/topology.hpp"
 
 namespace tp::mp::detail {
@@ -45,6 +47,7 @@ struct TilesShared {
         std::atomic<bool> finished{false};
     };
     std::unique_ptr<Flag[]> flags;  // per rank: its function returned or threw
+    std::unique_ptr<Doorbell[]> bells;  // per rank: rung by every push into its queue
 };
 
 class TilesComm final : public Comm {

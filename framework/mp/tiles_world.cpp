@@ -81,8 +81,7 @@ void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn
             }
             // release: what this rank pushed is visible to a peer that sees it finished.
             shared.flags[r].finished.store(true, std::memory_order_release);
-            for (size_t p = 0; p < n; ++p)
-                if (Doorbell* b = shared.net.data_bell(static_cast<noc::TileId>(p), 0)) b->ring();
+            for (size_t p = 0; p < n; ++p) shared.bells[p].ring();
         });
     }
     for (std::thread& t : pool) t.join();
