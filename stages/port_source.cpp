@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "descriptors/mbuf_pool.hpp"
-#include "framework/metrics/packet_timestamp.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/capture_file.hpp"
 #include "stages/ethdev_port.hpp"
@@ -113,7 +112,6 @@ void PortSource::open(StageEnv& env) {
     r.promisc = params_.get_bool("promisc");
     r.pool = env.pool->get();
     pool_ = r.pool;
-    sampled_flag_ = entry_sampled_flag();
     r.socket = env.socket;
     try {
         port_id_ = ethdev_port_acquire(r);
@@ -158,10 +156,7 @@ SourceStatus PortSource::produce(Burst& b) {
     // with the release of whoever freed them last (no code without TSan).
     tsan_acquire(const_cast<rte_mempool*>(pool_));
     for (uint16_t i = 0; i < n; ++i) {
-        rte_mbuf* mb = m[i];
-        // A PMD that hands over mbufs as they were sent (net_ring looped back to the app) keeps
-        // their ol_flags: a packet arriving here is not yet a latency sample.
-        if (mb->ol_flags & sampled_flag_) mb->ol_flags &= ~sampled_flag_;
+        const rte_mbuf* mb = m[i];
         const uint32_t hash = (mb->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ? mb->hash.rss : 0;
         b.d[i] = PacketDesc{m[i], hash, descriptor_length(mb, pool_), desc_port_, 0};
     }

@@ -85,7 +85,6 @@ private:
     std::string device_;
     uint16_t rxd_;
     uint64_t limit_;          // packets, 0 = none
-    uint64_t sampled_flag_ = 0;  // entry_sampled_flag(): cleared on what the port receives
     double idle_seconds_;
 
     uint16_t port_id_ = 0;

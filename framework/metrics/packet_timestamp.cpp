@@ -21,21 +21,6 @@ int register_tsc_field(const char* name) {
 }
 }  // namespace
 
-uint64_t entry_sampled_flag() {
-    static std::once_flag once;
-    static uint64_t mask = 0;
-    std::call_once(once, [] {
-        rte_mbuf_dynflag spec{};
-        std::snprintf(spec.name, sizeof spec.name, "%s", "tilepipe_dynflag_entry_sampled");
-        const int bit = rte_mbuf_dynflag_register(&spec);
-        if (bit < 0)
-            throw std::runtime_error(std::string("cannot register the mbuf flag tilepipe_dynflag_entry_sampled: ") +
-                                     rte_strerror(rte_errno));
-        mask = uint64_t{1} << bit;
-    });
-    return mask;
-}
-
 int entry_tsc_offset() {
     static std::once_flag once;
     static int offset = -1;

@@ -4,15 +4,16 @@
 //
 // EntryStamp: at a source's node, the packets that will be latency samples: one in `every` the
 // source emits, by a countdown carried across bursts (no division per packet), so samples =
-// emitted / every, rounded down, less those dropped on the way. Only those packets are
-// written (their entry TSC and the mark of entry_sampled_flag()): with the default `sample 64`
-// the source touches one packet in 64 instead of every one.
+// emitted / every, rounded down, less those dropped on the way. Only those mbufs are written
+// (their entry TSC); their descriptors are marked (PacketDesc::sampled). With the default
+// `sample 64` the source touches one mbuf in 64 instead of every one.
 //
 // SinkLatency: at a sink, now - entry stamp for each marked packet the sink receives, less the
 // marked packets the sink itself dropped (noted through Stage::note_drops_into: a counted drop
-// is never a sample). The marks are read before process(), which frees the mbufs (their first
-// line, which holds ol_flags, is about to be read by the free anyway); the time recorded is
-// taken after it, so the sink's own work is part of the latency.
+// is never a sample). The marks are in the descriptors: a sink that frees simple mbufs without
+// reading them (PacketDesc) still reads no other mbuf. Stamps are read before process(), which
+// frees the mbufs; the time recorded is taken after it, so the sink's own work is part of the
+// latency.
 //
 // NodeResidence (`latency: all`): per packet, how long it waited between the previous node
 // handing it on and this node taking it (queue wait: the channel, and any staging while the
@@ -31,37 +32,34 @@ namespace tp {
 class EntryStamp {
 public:
     explicit EntryStamp(uint32_t every)
-        : offset_(entry_tsc_offset()), flag_(entry_sampled_flag()), every_(every), next_(every - 1) {}
+        : offset_(entry_tsc_offset()), every_(every), next_(every - 1) {}
 
-    void stamp(const Burst& b, uint64_t now) {
+    void stamp(Burst& b, uint64_t now) {
         uint32_t i = next_;
         for (; i < b.n; i += every_) {
-            rte_mbuf* m = b.d[i].mbuf;
-            m->ol_flags |= flag_;
-            packet_tsc(m, offset_) = now;
+            b.d[i].sampled = 1;
+            packet_tsc(b.d[i].mbuf, offset_) = now;
         }
         next_ = i - b.n;
     }
 
 private:
     int offset_;
-    uint64_t flag_;
     uint32_t every_;
     uint32_t next_;  // index, in the next burst, of the next sample
 };
 
 class SinkLatency {
 public:
-    SinkLatency() : offset_(entry_tsc_offset()), flag_(entry_sampled_flag()) {}
+    SinkLatency() : offset_(entry_tsc_offset()) {}
 
     void pick(const Burst& b) {
         picked_ = 0;
         dropped_.n = 0;
         for (const PacketDesc& d : b) {
-            rte_mbuf* m = d.mbuf;
-            if (m == nullptr || (m->ol_flags & flag_) == 0) continue;
-            mbuf_[picked_] = m;
-            stamp_[picked_++] = packet_tsc(m, offset_);
+            if (!d.sampled || d.mbuf == nullptr) continue;
+            mbuf_[picked_] = d.mbuf;
+            stamp_[picked_++] = packet_tsc(d.mbuf, offset_);
         }
     }
     DroppedPackets& dropped() { return dropped_; }
@@ -71,7 +69,6 @@ public:
 
 private:
     int offset_;
-    uint64_t flag_;
     uint16_t picked_ = 0;
     const void* mbuf_[kBurstMax];
     uint64_t stamp_[kBurstMax];
