@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "framework/graph/chaos_plan.hpp"
+#include "framework/graph/pool_sizing.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 
 namespace tp {
@@ -69,6 +71,8 @@ AppPlan plan_app(const AppConfig& app) {
     for (const GraphEdge& e : plan.graph.edges)
         plan.links.push_back(PlannedLink{e.from, e.to, e.transport, e.capacity,
                                          plan.topology.hops(plan.tile_of_node[e.from], plan.tile_of_node[e.to])});
+    check_pool(app, plan);
+    chaos_stall_node(app, plan.graph);  // names a node of this graph
     return plan;
 }
 
