@@ -71,6 +71,7 @@ AppPlan plan_app(const AppConfig& app) {
     for (const GraphEdge& e : plan.graph.edges)
         plan.links.push_back(PlannedLink{e.from, e.to, e.transport, e.capacity,
                                          plan.topology.hops(plan.tile_of_node[e.from], plan.tile_of_node[e.to])});
+    plan.networks = plan_networks(app, plan);
     check_pool(app, plan);
     chaos_stall_node(app, plan.graph);  // names a node of this graph
     return plan;

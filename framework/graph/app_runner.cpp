@@ -93,6 +93,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         }
     }
 
+    networks_ = std::make_unique<AppNetworks>(plan_);
     for (size_t e = 0; e < g.edges.size(); ++e) {
         const GraphEdge& edge = g.edges[e];
         ChannelSpec cs;
@@ -104,10 +105,12 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         if (from != to) bells[0] = scheduler_->bell(from), bells[1] = scheduler_->bell(to);
         try {
             if (edge.words) {
-                link.words = make_word_channel(cs);
+                link.words = networks_->word_channel(e);  // null: not on the app's network
+                if (!link.words) link.words = make_word_channel(cs);
                 link.words->set_bells(bells[0], bells[1]);
             } else {
-                link.desc = make_desc_channel(cs);
+                link.desc = networks_->desc_channel(e);
+                if (!link.desc) link.desc = make_desc_channel(cs);
                 link.desc->set_bells(bells[0], bells[1]);
             }
         } catch (const std::invalid_argument& ex) {
