@@ -71,7 +71,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
                   pool_->data_room(), spec.cache, pool_->handler());
 
-    uint8_t source_port = 0;
+    unsigned source_port = 0;
     std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
     std::vector<std::vector<Stage*>> chains(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -84,8 +84,10 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             env.outputs = outputs_.get();
             env.node_name = nc.name;
             if (st.kind() == StageKind::Source) {
-                auto [it, fresh] = port_of_source.try_emplace(&nc, source_port);
-                if (fresh) ++source_port;
+                auto [it, fresh] = port_of_source.try_emplace(&nc, static_cast<uint8_t>(source_port));
+                if (fresh && ++source_port > PacketDesc::kPortMax + 1u)
+                    throw std::runtime_error(nc.name + ": an app has at most " + std::to_string(PacketDesc::kPortMax + 1) +
+                                             " sources (the descriptor's input port)");
                 env.port = it->second;
             }
             st.open(env);
