@@ -12,6 +12,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer (tests/fuzz; the runtime is only recommended by clang)
   dpdk-dev            # dpdk-telemetry.py, the stock client the telemetry tests drive
   python3-matplotlib  # `tilepipe plot`
+  libopenmpi-dev openmpi-bin  # the message-passing API's mpi backend, mpirun for its tests
 )
 # Extra packages a caller needs (e.g. `dpdk-dev` for dpdk-testpmd in the benchmarks).
 packages+=("$@")
