@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "framework/metrics/capture_summary.hpp"
 #include "framework/metrics/text_table.hpp"
 #include "framework/metrics/units.hpp"
 
@@ -131,6 +132,7 @@ std::string format_table(const RunReport& r) {
              " packets in flight dropped)\n";
     s += "delivered " + std::to_string(r.delivered) + ", dropped " + std::to_string(r.drops) + ", unaccounted " +
          std::to_string(r.unaccounted) + "; " + pools_line(r) + "\n";
+    s += format_capture(r);
     if (r.lost_before_source != 0)
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
     if (r.header.interrupted)
@@ -213,6 +215,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"channels", channels},
             {"pools", pools}};
     add_latency_json(j, r.latency);
+    add_capture_json(j, r);
     return j;
 }
 
