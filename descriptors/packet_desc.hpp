@@ -4,8 +4,8 @@
 // descriptor (and so its mbuf) at a time; ownership moves with the descriptor through a
 // channel. Parsed header offsets are kept in the mbuf itself (l2_len, l3_len, l4_len,
 // packet_type), as DPDK's own libraries expect; the descriptor carries what dispatch needs
-// without touching the mbuf: the flow hash, the frame length, the input port and a compact
-// summary of the packet type.
+// without touching the mbuf: the flow hash, the frame length, the input port, a compact
+// summary of the packet type, and whether the packet is a latency sample.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +42,13 @@ struct alignas(16) PacketDesc {
     uint32_t flow_hash;  // symmetric 5-tuple hash (0 until parsed)
     uint16_t length;     // frame length in bytes when the mbuf is simple (below), else
                          // kLengthSaturated: read the mbuf's pkt_len (frame_length())
-    uint8_t port;        // input port (source index for captures)
+    uint8_t port : 7;    // input port (source index for captures), up to kPortMax
+    uint8_t sampled : 1; // a latency sample: its mbuf holds the entry TSC (set by the source's
+                         // node, read by sinks; nobody else needs to keep it but by copying `d`)
     uint8_t type;        // ptype:: bits
 
     static constexpr uint16_t kLengthSaturated = 0xffff;
+    static constexpr uint8_t kPortMax = 127;
 };
 // A simple mbuf is direct, one segment, has refcnt 1 and comes from the app's pool: a sink may
 // put it straight back into that pool without reading its header (DPDK's MBUF_FAST_FREE

@@ -2,7 +2,7 @@
 // into one run per port, so a sink that sends by port makes one call per port per burst.
 //
 // Fixed arrays only: sorting allocates nothing, and costs two passes over the burst plus a
-// 256-byte reset of the port map. Groups come in the order their ports first appear.
+// 128-byte reset of the port map. Groups come in the order their ports first appear.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 namespace tp {
 
 struct PortGroups {
-    static constexpr unsigned kPorts = 256;  // PacketDesc::port is 8 bits
+    static constexpr unsigned kPorts = PacketDesc::kPortMax + 1u;  // PacketDesc::port's range
 
     struct Group {
         uint8_t port;

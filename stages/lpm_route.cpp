@@ -65,7 +65,8 @@ Route parse_route(const RuleFile& file, const RuleLine& line) {
     std::string why;
     if (!parse_ip_prefix(w[0], r.prefix, why)) file.fail(line, "bad prefix: " + why);
     uint64_t port = 0;
-    if (!parse_decimal(w[1], 255, port)) file.fail(line, "bad port '" + w[1] + "': expected 0-255");
+    if (!parse_decimal(w[1], PacketDesc::kPortMax, port))
+        file.fail(line, "bad port '" + w[1] + "': expected 0-" + std::to_string(PacketDesc::kPortMax));
     r.port = static_cast<uint8_t>(port);
     return r;
 }
@@ -265,10 +266,10 @@ TILEPIPE_STAGE(LpmRoute, "lpm_route",
                "port, decrements TTL/hop limit, fixes the IPv4 checksum",
                param<std::string>("routes", required,
                                   "routes file: one 'PREFIX/LEN PORT' per line (IPv4 or IPv6, "
-                                  "port 0-255), '#' comments").input_file(),
+                                  "port 0-127), '#' comments").input_file(),
                param<int64_t>("default_port", -1,
                               "port for IP packets no route covers; -1 = drop them as "
                               "\"no_route\"")
-                   .between(-1, 255));
+                   .between(-1, PacketDesc::kPortMax));
 
 }  // namespace tp

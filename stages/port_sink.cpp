@@ -45,7 +45,8 @@ std::vector<std::string> PortSink::device_list(const ParamValues& p) {
         at = comma + 1;
     }
     if (out.size() > PortGroups::kPorts)
-        p.fail("devices", "'devices' lists " + std::to_string(out.size()) + " ports; a port is 0-255");
+        p.fail("devices", "'devices' lists " + std::to_string(out.size()) + " ports; a port is 0-" +
+                              std::to_string(PortGroups::kPorts - 1));
     return out;
 }
 

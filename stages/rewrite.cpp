@@ -252,8 +252,9 @@ std::vector<std::array<uint8_t, 6>> mac_list(const ParamValues& p, const char* n
         if (comma == std::string::npos) break;
         at = comma + 1;
     }
-    if (macs.size() > 256)
-        p.fail(name, std::string("'") + name + "' lists " + std::to_string(macs.size()) + " ports; a port is 0-255");
+    if (macs.size() > PacketDesc::kPortMax + 1u)
+        p.fail(name, std::string("'") + name + "' lists " + std::to_string(macs.size()) + " ports; a port is 0-" +
+                         std::to_string(PacketDesc::kPortMax));
     return macs;
 }
 

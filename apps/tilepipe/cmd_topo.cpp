@@ -1,7 +1,8 @@
 // `tilepipe topo CONF`: where an app would run — an ASCII map of the mesh with the node on
 // each tile and the CPU that tile runs on, then every channel with its hop count. The map
 // fits the output's width (folded into bands of columns) and names are never cut (a name too
-// long for its cell is listed in a legend under the map). `--json` writes the same plan.
+// long for its cell is listed in a legend under the map). Then the messaging network of the
+// udn links: each tile's queues, the tags and credits they carry. `--json` writes the same plan.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -64,6 +65,8 @@ std::string wrapped(const std::string& text, size_t width) {
     }
     return out + line + "\n";
 }
+
+std::string render_networks(const AppPlan& plan, size_t width);
 
 std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
     const Topology& t = plan.topology;
@@ -139,7 +142,58 @@ std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
         for (const auto& l : plan.links) h += l.hops;
         return h;
     }());
-    return s + cost;
+    return s + cost + render_networks(plan, width);
+}
+
+// Each messaging network of the udn links: per tile, the queues in use and what they carry.
+std::string render_networks(const AppPlan& plan, size_t width) {
+    std::string s;
+    for (const NetworkPlan& np : plan.networks) {
+        const auto& c = np.config;
+        s += wrapped(np.transport + " network: " + std::to_string(c.tiles) + " tiles, " + std::to_string(c.queues) +
+                         " demux queues of " + std::to_string(c.queue_words) + " words and a catch-all each",
+                     width);
+        for (const NetworkTilePlan& t : np.tiles) {
+            const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
+            s += "  " + plan.graph.nodes[t.node].name + " (" + std::to_string(xy.x) + "," + std::to_string(xy.y) + ")\n";
+            for (const NetworkQueuePlan& q : t.queues) {
+                std::string line = (q.index == c.queues ? std::string("catch-all") : "q" + std::to_string(q.index)) +
+                                   (q.shared ? " logical" : "") + " " + std::to_string(q.reserved_words) + "/" +
+                                   std::to_string(c.queue_words) + " words:";
+                for (size_t i = 0; i < q.carries.size(); ++i) line += (i == 0 ? " " : "; ") + q.carries[i];
+                s += "    " + wrapped(line, width > 8 ? width - 4 : width);
+            }
+        }
+        for (const std::string& n : np.notes) s += "  " + wrapped("note: " + n, width > 4 ? width - 2 : width);
+    }
+    return s;
+}
+
+nlohmann::json networks_json(const AppPlan& plan) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const NetworkPlan& np : plan.networks) {
+        nlohmann::json tiles = nlohmann::json::array();
+        for (const NetworkTilePlan& t : np.tiles) {
+            nlohmann::json queues = nlohmann::json::array();
+            for (const NetworkQueuePlan& q : t.queues)
+                queues.push_back({{"index", q.index}, {"catch_all", q.index == np.config.queues}, {"logical", q.shared},
+                                  {"reserved_words", q.reserved_words}, {"carries", q.carries}});
+            const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
+            tiles.push_back({{"node", plan.graph.nodes[t.node].name}, {"tile", {xy.x, xy.y}}, {"queues", queues}});
+        }
+        nlohmann::json links = nlohmann::json::array();
+        for (const NetworkLinkPlan& l : np.links) {
+            const NetworkGroupPlan& g = np.groups[l.group];
+            const GraphEdge& e = plan.graph.edges[l.edge];
+            links.push_back({{"from", plan.graph.nodes[e.from].name}, {"to", plan.graph.nodes[e.to].name},
+                             {"data_tag", g.data_tag}, {"data_queue", g.data_queue}, {"ack_tag", g.ack_tag},
+                             {"ack_queue", l.ack_queue}, {"asymmetric", g.asymmetric()}, {"credits", g.credits},
+                             {"requested", l.requested}});
+        }
+        out.push_back({{"transport", np.transport}, {"tiles", tiles}, {"links", links}, {"notes", np.notes},
+                       {"queues", np.config.queues}, {"queue_words", np.config.queue_words}});
+    }
+    return out;
 }
 
 nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
@@ -163,7 +217,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus},
-            {"nodes", nodes}, {"channels", links}};
+            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan)}};
 }
 
 }  // namespace

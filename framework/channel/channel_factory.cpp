@@ -12,7 +12,7 @@
 namespace tp {
 
 const std::vector<std::string>& transport_names() {
-    static const std::vector<std::string> names{"ring", "sm", "sm_shared", "dpdk", "lock", "udn", "udn_eventdev"};
+    static const std::vector<std::string> names{"ring", "sm", "sm_shared", "dpdk", "lock", "udn", "udn_eventdev", "udn_pair"};
     return names;
 }
 
@@ -24,7 +24,9 @@ std::unique_ptr<Channel<T>> make_channel(const ChannelSpec& spec) {
     if (t == "sm_shared") return std::make_unique<SmSharedChannel<T>>(spec.capacity, spec.socket);
     if (t == "dpdk") return std::make_unique<DpdkRingChannel<T>>(spec.capacity, spec.socket);
     if (t == "lock") return std::make_unique<LockChannel<T>>(spec.capacity);
-    if (t == "udn") return std::make_unique<UdnChannel<T>>(spec.capacity, spec.socket);
+    // Standalone, a udn channel is a network of its own two tiles; inside an app, `udn` links
+    // share the app's network (framework/graph/app_network.hpp) and `udn_pair` keeps them apart.
+    if (t == "udn" || t == "udn_pair") return std::make_unique<UdnChannel<T>>(spec.capacity, spec.socket, t == "udn" ? "udn" : "udn_pair");
     if (t == "udn_eventdev") return std::make_unique<UdnChannel<T, noc::EventdevNetwork>>(spec.capacity, spec.socket);
     std::string list;
     for (const auto& n : transport_names()) list += (list.empty() ? "" : ", ") + n;

@@ -2,7 +2,9 @@
 //
 // Transports (see the transport_*.hpp headers): `ring` (default, SPSC ring with cached
 // indices), `sm` (the paper's K-slot ready/ack interface, split lines), `sm_shared` (same, one
-// line per slot), `dpdk` (rte_ring SP/SC, needs EAL), `lock` (mutex + condition variables).
+// line per slot), `dpdk` (rte_ring SP/SC, needs EAL), `lock` (mutex + condition variables),
+// `udn` / `udn_eventdev` (credit interfaces on a messaging network: built here, a private
+// two-tile network; in an app, the app's one network) and `udn_pair` (always private).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,8 @@
 // factory (`transport: udn`), a channel gets a private two-tile network (tile 0 sends, tile
 // 1 receives) whose queues hold K messages (128 words for K = 64 words, as on the UDN); the
 // TILEPro64's fixed 128-word queues would cap K at 64 for words (K <= 128/2), so the
-// emulation sizes them to K instead of refusing.
+// emulation sizes them to K instead of refusing. In an app, `udn` links share the app's one
+// network (SharedUdnChannel) and only `udn_pair` links are built this way.
 // Built on a shared network, it is a CreditChannel there and that network's bound applies.
 // Ordering: FIFO, exactly once. Thread-safety: one sender thread, one receiver thread (on
 // the eventdev backend each is registered with EAL on first use).
@@ -42,9 +43,11 @@ public:
     static constexpr uint32_t kWords = sizeof(T) / 8;
     static constexpr const char* kName = udn_transport_name<Net>;
 
-    // A private two-tile network sized for `capacity` credits.
-    explicit UdnChannel(uint32_t capacity, int socket = -1)
-        : own_(std::make_unique<Net>(private_network(detail::checked_capacity(kName, capacity, false)))),
+    // A private two-tile network sized for `capacity` credits; `name`: the transport it
+    // reports (`udn_pair` names one that stays private inside an app).
+    explicit UdnChannel(uint32_t capacity, int socket = -1, const char* name = kName)
+        : name_(name),
+          own_(std::make_unique<Net>(private_network(detail::checked_capacity(name, capacity, false)))),
           link_(*own_, private_link(capacity)) {
         (void)socket;  // queues are placed by first touch: build the channel on the receiver's node
     }
@@ -98,7 +101,7 @@ public:
     }
 
     uint32_t capacity() const override { return link_.credits(); }
-    const char* transport() const override { return kName; }
+    const char* transport() const override { return name_; }
 
     noc::CreditChannel<Net>& link() { return link_; }
 
@@ -129,6 +132,7 @@ private:
         return c;
     }
 
+    const char* name_ = kName;
     std::unique_ptr<Net> own_;  // the private network, when there is one
     noc::CreditChannel<Net> link_;
 };

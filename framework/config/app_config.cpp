@@ -17,7 +17,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -98,6 +98,31 @@ public:
         }
     }
 
+    void network(const YAML::Node& key, const YAML::Node& n, NetworkSettings& s) const {
+        if (!n.IsMap()) fail(n, "network must be a mapping (queues, queue_words, credits, catch_all)");
+        s.where = loc(key);
+        for (auto it = n.begin(); it != n.end(); ++it) network_key(s, it->first, scalar(it->first, "key"), it->second);
+    }
+
+    void network_key(NetworkSettings& s, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (fixed_) s.where = *fixed_;  // an override: the setting's place is the command line
+        if (k == "queues") {
+            s.queues = static_cast<uint32_t>(uint(v, "network.queues", 1, 254));
+        } else if (k == "queue_words") {
+            s.queue_words = static_cast<uint32_t>(uint(v, "network.queue_words", 2, 1u << 16));
+            if ((s.queue_words & (s.queue_words - 1)) != 0)
+                fail(v, "network.queue_words must be a power of two, got " + std::to_string(s.queue_words));
+        } else if (k == "credits") {
+            s.credits = scalar(v, "network.credits");
+            check_choice(v, "network.credits", s.credits, {"fit", "exact"});
+        } else if (k == "catch_all") {
+            s.catch_all = scalar(v, "network.catch_all");
+            check_choice(v, "network.catch_all", s.catch_all, {"strays", "shared"});
+        } else {
+            fail(key, "unknown key 'network." + k + "' (known: queues, queue_words, credits, catch_all)");
+        }
+    }
+
     // A top-level key other than `pipeline`.
     void app_key(AppConfig& app, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
         if (k == "app") app.name = scalar(v, "app");
@@ -109,6 +134,7 @@ public:
             check_pow2(v, app.queue);
         } else if (k == "pool") pool(v, app.pool);
         else if (k == "runtime") runtime(v, app);
+        else if (k == "network") network(key, v, app.network);
         else if (k == "topology") {
             app.topology = scalar(v, "topology");
             app.topology_where = loc(v);
@@ -472,12 +498,20 @@ void set_app_setting(AppConfig& app, const std::string& key, const std::string& 
     const Reader r(where);
     const YAML::Node k(key);
     const auto dot = key.find('.');
+    if (dot != std::string::npos && key.compare(0, dot, "network") == 0) {
+        const std::string sub = key.substr(dot + 1);
+        r.network_key(app.network, k, sub, value_node(sub, value, where));
+        return;
+    }
     if (dot != std::string::npos && (key.compare(0, dot, "pool") == 0 || key.compare(0, dot, "runtime") == 0)) {
         const std::string sub = key.substr(dot + 1);
         if (key[0] == 'p') r.pool_key(app.pool, k, sub, value_node(sub, value, where));
         else r.runtime_key(app, k, sub, value_node(sub, value, where));
         return;
     }
+    if (key == "network")
+        throw LocatedError(where, "'network' is not one value: set network.queues, network.queue_words, "
+                                  "network.credits or network.catch_all");
     if (key == "pipeline" || key == "pool" || key == "runtime")
         throw LocatedError(where, "'" + key + "' is not one value: " +
                                       (key == "pipeline" ? std::string("edit the file")

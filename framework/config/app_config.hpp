@@ -9,6 +9,7 @@
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
+//   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
 //   pipeline:
 //     - stage: pcap             # reserved keys: stage, name, transport, queue, tile
 //       name: src               # default: the stage name (then name_2, name_3, ...)
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "framework/config/location.hpp"
+#include "framework/config/network_settings.hpp"
 #include "framework/metrics/latency_config.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/registry.hpp"
@@ -113,6 +115,7 @@ struct AppConfig {
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact
     LatencyConfig latency;               // what the sinks measure (`latency:`, `--latency`)
+    NetworkSettings network;             // shape of the network udn links run on
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
@@ -127,7 +130,7 @@ AppConfig parse_app_config(const std::string& text, const std::string& file);
 
 // One setting as a config file would hold it, checked as the file checks it, every error at
 // `where` (the override that gave it). Keys: a top-level key (`transport`, `queue`, `topology`,
-// `placement`, `app`) or `pool.KEY` / `runtime.KEY`; a farm's or map's key; a node's parameter
+// `placement`, `app`) or `pool.KEY` / `runtime.KEY` / `network.KEY`; a farm's or map's key; a node's parameter
 // or `transport`, `queue`, `tile`. Run check_app() once every setting is in.
 void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where);
 void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);

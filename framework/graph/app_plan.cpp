@@ -69,6 +69,7 @@ AppPlan plan_app(const AppConfig& app) {
     for (const GraphEdge& e : plan.graph.edges)
         plan.links.push_back(PlannedLink{e.from, e.to, e.transport, e.capacity,
                                          plan.topology.hops(plan.tile_of_node[e.from], plan.tile_of_node[e.to])});
+    plan.networks = plan_networks(app, plan);
     return plan;
 }
 

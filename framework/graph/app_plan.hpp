@@ -9,6 +9,7 @@
 
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_graph.hpp"
+#include "framework/graph/network_plan.hpp"
 #include "framework/topology/placement.hpp"
 #include "framework/topology/topology.hpp"
 
@@ -28,6 +29,7 @@ struct AppPlan {
     std::vector<PlannedLink> links;
     ThreadMap threads;
     size_t cpus = 0;  // CPUs available to the app
+    std::vector<NetworkPlan> networks;  // the messaging networks its udn links share
 
     bool oversubscribed() const { return threads.cpu_of_thread.size() > cpus; }
 };

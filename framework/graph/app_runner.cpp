@@ -128,7 +128,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
                   pool_->data_room(), spec.cache, pool_->handler());
 
-    uint8_t source_port = 0;
+    unsigned source_port = 0;
     std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
     std::vector<std::vector<Stage*>> chains(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -141,8 +141,10 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             env.outputs = outputs_.get();
             env.node_name = nc.name;
             if (st.kind() == StageKind::Source) {
-                auto [it, fresh] = port_of_source.try_emplace(&nc, source_port);
-                if (fresh) ++source_port;
+                auto [it, fresh] = port_of_source.try_emplace(&nc, static_cast<uint8_t>(source_port));
+                if (fresh && ++source_port > PacketDesc::kPortMax + 1u)
+                    throw std::runtime_error(nc.name + ": an app has at most " + std::to_string(PacketDesc::kPortMax + 1) +
+                                             " sources (the descriptor's input port)");
                 env.port = it->second;
             }
             st.open(env);
@@ -150,6 +152,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         }
     }
 
+    networks_ = std::make_unique<AppNetworks>(plan_);
     for (size_t e = 0; e < g.edges.size(); ++e) {
         const GraphEdge& edge = g.edges[e];
         ChannelSpec cs;
@@ -161,10 +164,12 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         if (from != to) bells[0] = scheduler_->bell(from), bells[1] = scheduler_->bell(to);
         try {
             if (edge.words) {
-                link.words = make_word_channel(cs);
+                link.words = networks_->word_channel(e);  // null: not on the app's network
+                if (!link.words) link.words = make_word_channel(cs);
                 link.words->set_bells(bells[0], bells[1]);
             } else {
-                link.desc = make_desc_channel(cs);
+                link.desc = networks_->desc_channel(e);
+                if (!link.desc) link.desc = make_desc_channel(cs);
                 link.desc->set_bells(bells[0], bells[1]);
             }
         } catch (const std::invalid_argument& ex) {

@@ -18,6 +18,7 @@
 #include "framework/channel/channel.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
+#include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/metrics/live_view.hpp"
 #include "framework/metrics/progress_line.hpp"
@@ -95,6 +96,7 @@ private:
     std::unique_ptr<Task> make_task(size_t node, std::vector<Stage*> chain);
 
     std::vector<Instance> instances_;
+    std::unique_ptr<AppNetworks> networks_;  // what the udn links run on; outlives them
     std::vector<Link> links_;
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
     std::vector<std::unique_ptr<Task>> tasks_;              // per graph node

@@ -1,7 +1,8 @@
 // LatencyConfig: how much of the traffic a run measures end-to-end latency on.
 //
 //   latency: off        nothing stamped, nothing recorded
-//   latency: sample N   every sink records one packet in N it receives (default: sample 64)
+//   latency: sample N   one packet in N each source emits is stamped; sinks record those that
+//                       reach them (default: sample 64)
 //   latency: all        every packet, and each node also records how long packets waited in
 //                       its input channel and how long it worked on them
 //

@@ -1,6 +1,8 @@
 // The TSC at which a packet entered the app, and (with `latency: all`) at which the last node
 // that worked on it handed it on, in mbuf dynamic fields (the 16-byte descriptor has no room).
-// Sources' nodes write the entry stamp; sinks' nodes read it (latency_probe.hpp).
+// Sources' nodes write the entry stamp of the packets they pick as samples and mark their
+// descriptors (PacketDesc::sampled); sinks' nodes read the stamp of marked packets only
+// (latency_probe.hpp), so no other mbuf is touched for latency.
 #pragma once
 
 #include <rte_mbuf.h>

@@ -2,12 +2,18 @@
 // node's tile: nothing here is shared on the hot path. The runner reads it after the threads
 // have joined (or live through LatencyHistogram's relaxed counters).
 //
-// SinkLatency: at a sink, now - entry stamp for one packet in `every` the sink receives. The
-// rule is a countdown carried across bursts (no division per packet): the every-th, 2every-th,
-// ... packet is a sample, so samples = received / every, rounded down, less the sampled
-// packets the sink itself dropped (noted through Stage::note_drops_into: a counted drop is
-// never a sample). Stamps are read before process(), which frees the mbufs; the time recorded
-// is taken after it, so the sink's own work is part of the latency.
+// EntryStamp: at a source's node, the packets that will be latency samples: one in `every` the
+// source emits, by a countdown carried across bursts (no division per packet), so samples =
+// emitted / every, rounded down, less those dropped on the way. Only those mbufs are written
+// (their entry TSC); their descriptors are marked (PacketDesc::sampled). With the default
+// `sample 64` the source touches one mbuf in 64 instead of every one.
+//
+// SinkLatency: at a sink, now - entry stamp for each marked packet the sink receives, less the
+// marked packets the sink itself dropped (noted through Stage::note_drops_into: a counted drop
+// is never a sample). The marks are in the descriptors: a sink that frees simple mbufs without
+// reading them (PacketDesc) still reads no other mbuf. Stamps are read before process(), which
+// frees the mbufs; the time recorded is taken after it, so the sink's own work is part of the
+// latency.
 //
 // NodeResidence (`latency: all`): per packet, how long it waited between the previous node
 // handing it on and this node taking it (queue wait: the channel, and any staging while the
@@ -23,21 +29,38 @@
 
 namespace tp {
 
+class EntryStamp {
+public:
+    explicit EntryStamp(uint32_t every)
+        : offset_(entry_tsc_offset()), every_(every), next_(every - 1) {}
+
+    void stamp(Burst& b, uint64_t now) {
+        uint32_t i = next_;
+        for (; i < b.n; i += every_) {
+            b.d[i].sampled = 1;
+            packet_tsc(b.d[i].mbuf, offset_) = now;
+        }
+        next_ = i - b.n;
+    }
+
+private:
+    int offset_;
+    uint32_t every_;
+    uint32_t next_;  // index, in the next burst, of the next sample
+};
+
 class SinkLatency {
 public:
-    explicit SinkLatency(uint32_t every) : offset_(entry_tsc_offset()), every_(every), next_(every - 1) {}
+    SinkLatency() : offset_(entry_tsc_offset()) {}
 
     void pick(const Burst& b) {
         picked_ = 0;
         dropped_.n = 0;
-        uint32_t i = next_;
-        for (; i < b.n; i += every_) {
-            rte_mbuf* m = b.d[i].mbuf;
-            if (m == nullptr) continue;
-            mbuf_[picked_] = m;
-            stamp_[picked_++] = packet_tsc(m, offset_);
+        for (const PacketDesc& d : b) {
+            if (!d.sampled || d.mbuf == nullptr) continue;
+            mbuf_[picked_] = d.mbuf;
+            stamp_[picked_++] = packet_tsc(d.mbuf, offset_);
         }
-        next_ = i - b.n;
     }
     DroppedPackets& dropped() { return dropped_; }
     void record(uint64_t now);
@@ -46,8 +69,6 @@ public:
 
 private:
     int offset_;
-    uint32_t every_;
-    uint32_t next_;  // index, in the next burst, of the next sample
     uint16_t picked_ = 0;
     const void* mbuf_[kBurstMax];
     uint64_t stamp_[kBurstMax];

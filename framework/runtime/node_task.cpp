@@ -29,8 +29,8 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
     if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
     if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
     if (s_.latency.on()) {
-        if (is_source_) entry_offset_ = entry_tsc_offset();
-        if (ends_in_sink_) sink_latency_ = std::make_unique<SinkLatency>(s_.latency.every);
+        if (is_source_) entry_stamp_.emplace(s_.latency.every);
+        if (ends_in_sink_) sink_latency_ = std::make_unique<SinkLatency>();
         if (s_.latency.residence()) residence_ = std::make_unique<NodeResidence>();
     }
 }
@@ -269,8 +269,7 @@ bool NodeTask::poll() {
         src.stats().cycles.add(t1 - t0);
         if (src.stats().first_tsc.get() == 0) src.stats().first_tsc.set(t0);
         src.stats().last_tsc.set(t1);
-        if (entry_offset_ >= 0)
-            for (const PacketDesc& d : b) packet_tsc(d.mbuf, entry_offset_) = t1;
+        if (entry_stamp_) entry_stamp_->stamp(b, t1);
         taken_at_ = t1;
         taken_ = b.n;
         src.stats().out.add(b.n);

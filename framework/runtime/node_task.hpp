@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "descriptors/burst.hpp"
@@ -99,7 +100,7 @@ private:
     Burst hand_;                  // the burst the chain is working on
     Burst kept_;                  // report_drops: the packets of hand_ the chain is working on
     size_t closed_ = 0;           // stages closed so far
-    int entry_offset_ = -1;       // >= 0: a source's node stamps packets' entry TSC
+    std::optional<EntryStamp> entry_stamp_;  // a source's node: stamps the samples' entry TSC
     std::unique_ptr<SinkLatency> sink_latency_;
     std::unique_ptr<NodeResidence> residence_;
     uint64_t taken_at_ = 0;       // residence: TSC when the burst in hand was taken

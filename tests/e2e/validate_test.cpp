@@ -119,7 +119,7 @@ std::vector<Case> cases() {
          "{dir}/port.routes:1", {{"port.routes", "10.0.0.0/8 256\n"}}},
         {"LpmDefaultPortOutOfRange",
          mid("  - stage: lpm_route\n    routes: " + source_root() + "/conf/data/routes.txt\n    default_port: 256\n"), "default_port",
-         "must be from -1 to 255"},
+         "must be from -1 to 127"},
         // payload_match
         {"PayloadPatternsMissing", mid("  - stage: payload_match\n    patterns: {dir}/none.patterns\n"), "patterns",
          "none.patterns"},
@@ -221,7 +221,7 @@ TEST(ValidateOverrides, ASetThatBreaksAConstraintIsLocatedAtTheSet) {
     } overrides[] = {
         {"conf/filter.yaml --set 'filter.expr=udpp or'", "--set filter.expr=udpp or", "bad filter expression"},
         {"conf/default.yaml --set synth.flows=4294967297", "--set synth.flows=4294967297", "'flows'"},
-        {"conf/l3fwd.yaml --set lpm_route.default_port=300", "--set lpm_route.default_port=300", "from -1 to 255"},
+        {"conf/l3fwd.yaml --set lpm_route.default_port=300", "--set lpm_route.default_port=300", "from -1 to 127"},
         {"conf/firewall.yaml --set acl.rules=conf/data/routes.txt", "conf/data/routes.txt:", "unknown action"},
     };
     for (const auto& o : overrides) {

@@ -262,14 +262,14 @@ INSTANTIATE_TEST_SUITE_P(Transports, ChannelContract, testing::ValuesIn(transpor
                          [](const auto& info) { return info.param; });
 
 TEST(ChannelFactory, ListsEveryTransportAndRejectsUnknownNames) {
-    const std::vector<std::string> expected{"ring", "sm", "sm_shared", "dpdk", "lock", "udn", "udn_eventdev"};
+    const std::vector<std::string> expected{"ring", "sm", "sm_shared", "dpdk", "lock", "udn", "udn_eventdev", "udn_pair"};
     EXPECT_EQ(transport_names(), expected);
     try {
         make_word_channel(ChannelSpec{"carrier_pigeon", 8, -1});
         FAIL() << "unknown transport accepted";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("unknown transport 'carrier_pigeon' (known: ring, sm, sm_shared, dpdk, lock, udn, "
-                                             "udn_eventdev)"),
+                                             "udn_eventdev, udn_pair)"),
                   std::string::npos)
             << e.what();
     }

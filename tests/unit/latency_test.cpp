@@ -148,16 +148,14 @@ TEST(Latency, SampleNRecordsOnePacketInNAtTheSink) {
     EXPECT_TRUE(r.latency.nodes.empty());  // residence only with `all`
 }
 
-TEST(Latency, EachSinkOfAFarmSamplesItsOwnShare) {
-    // No collector: every worker ends in its own sink, with its own counter.
+TEST(Latency, TheSinksOfAFarmTogetherHoldOneSampleInNOfWhatTheSourceEmitted) {
+    // No collector: every worker ends in its own sink. The source picks the samples, so the
+    // sinks' shares add up to the source's one in N however the packets were spread.
     const RunReport r = run_yaml(
-        "latency: sample 10\npipeline:\n  - { stage: synth, count: 100000 }\n"
-        "  - farm:\n      workers: 2\n      collect: none\n      worker: [pass, drop]\n");
-    EXPECT_EQ(r.delivered, 100000u);
-    uint64_t want = 0;
-    for (const auto& s : r.stages)
-        if (s.kind == "sink") want += s.out / 10;
-    EXPECT_EQ(r.latency.end_to_end.samples, want);
+        "latency: sample 10\npipeline:\n  - { stage: synth, count: 100005 }\n"
+        "  - farm:\n      workers: 3\n      collect: none\n      worker: [pass, drop]\n");
+    EXPECT_EQ(r.delivered, 100005u);
+    EXPECT_EQ(r.latency.end_to_end.samples, 10000u);
 }
 
 TEST(Latency, DroppedPacketsAreNeverSamples) {

@@ -215,9 +215,9 @@ TEST_F(LpmRouteTest, EveryMistakeInTheRoutesFileIsReportedAtItsFileAndLine) {
         {"10.0.0.1/8 1", "1: bad prefix: '10.0.0.1/8' has bits set beyond its prefix length (meant 10.0.0.0/8?)"},
         {"2001:db8::1/32 1", "1: bad prefix: '2001:db8::1/32' has bits set beyond its prefix length (meant 2001:db8::/32?)"},
         {"gateway/8 1", "1: bad prefix: 'gateway' is not an IPv4 or IPv6 address"},
-        {"10.0.0.0/8 256", "1: bad port '256': expected 0-255"},
-        {"10.0.0.0/8 eth0", "1: bad port 'eth0': expected 0-255"},
-        {"10.0.0.0/8 -1", "1: bad port '-1': expected 0-255"},
+        {"10.0.0.0/8 128", "1: bad port '128': expected 0-127"},
+        {"10.0.0.0/8 eth0", "1: bad port 'eth0': expected 0-127"},
+        {"10.0.0.0/8 -1", "1: bad port '-1': expected 0-127"},
         {"10.0.0.0/8 1\n\n# again\n10.0.0.0/8 2", "4: prefix 10.0.0.0/8 is already routed at line 1"},
         {"2001:db8::/32 1\n2001:0db8:0::/32 2", "2: prefix 2001:db8::/32 is already routed at line 1"},
     };

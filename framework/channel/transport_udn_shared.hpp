@@ -1,0 +1,113 @@
+// SharedUdnChannel<T, Net>: transport `udn` (and `udn_eventdev`) inside an app: one link of
+// the app's messaging network (framework/graph/app_network.hpp builds them). Its sending end
+// is a CreditSender of the sender's tile; its receiving end is the receive interface of the
+// receiver's tile that the link belongs to (UdnReceiveSide), shared by every link of the same
+// kind into that tile: one CreditReceiver popping one queue, the asymmetric interface when
+// there are several senders.
+//
+// A receive on any of the links of a side pops the side's queue, so it may return an item
+// another link of the side sent: every item is still received exactly once, in its sender's
+// order, by the one thread that drives the receiving tile (what its task needs: a collector
+// gathers, it does not care which input an item came through). End of stream stays per
+// link: close() publishes after the sender's last send, so a receiver that saw a link closed
+// and then found the side's queue empty has every item of that link.
+// Thread-safety: try_send/close on the sender tile's thread, try_recv on the receiver's.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "framework/channel/channel.hpp"
+#include "framework/noc/credit_receiver.hpp"
+#include "framework/noc/credit_sender.hpp"
+
+namespace tp {
+
+template <typename T, typename Net>
+class SharedUdnChannel;
+
+// The receive interface a tile's links of one kind share, and the doorbells of their senders:
+// a receive frees credits of whichever sender, so it rings them all (each tile thread has one
+// doorbell, so there are few distinct ones).
+template <typename T, typename Net>
+class UdnReceiveSide {
+public:
+    explicit UdnReceiveSide(noc::CreditReceiver<Net>& rx) : rx_(rx) {}
+    UdnReceiveSide(const UdnReceiveSide&) = delete;
+    UdnReceiveSide& operator=(const UdnReceiveSide&) = delete;
+
+    void add(const SharedUdnChannel<T, Net>* link) { links_.push_back(link); }
+    noc::CreditReceiver<Net>& receiver() { return rx_; }
+
+    void ring_senders() {
+        if (!bells_known_) {  // the links got their doorbells before the tiles started
+            for (const auto* l : links_)
+                if (Doorbell* b = l->sender_bell(); b != nullptr && std::find(bells_.begin(), bells_.end(), b) == bells_.end())
+                    bells_.push_back(b);
+            bells_known_ = true;
+        }
+        for (Doorbell* b : bells_) b->ring();
+    }
+
+private:
+    noc::CreditReceiver<Net>& rx_;
+    std::vector<const SharedUdnChannel<T, Net>*> links_;
+    std::vector<Doorbell*> bells_;  // distinct sender doorbells, gathered on first use
+    bool bells_known_ = false;
+};
+
+template <typename T, typename Net>
+class SharedUdnChannel final : public Channel<T> {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0, "an item travels as whole 64-bit words");
+
+public:
+    static constexpr uint32_t kWords = sizeof(T) / 8;
+
+    SharedUdnChannel(noc::CreditSender<Net>& tx, UdnReceiveSide<T, Net>& rx, uint32_t credits, const char* name)
+        : tx_(tx), rx_(rx), credits_(credits), name_(name) {
+        rx_.add(this);
+    }
+
+    bool try_send(const T& item) override { return try_send_burst(&item, 1) == 1; }
+    bool try_recv(T& item) override { return try_recv_burst(&item, 1) == 1; }
+
+    uint32_t try_send_burst(const T* items, uint32_t n) override {
+        uint32_t i = 0;
+        uint64_t words[kWords];
+        for (; i < n; ++i) {
+            std::memcpy(words, &items[i], sizeof(T));
+            if (!tx_.try_send(words)) break;
+        }
+        if (i != 0)
+            if (Doorbell* b = this->receiver_bell()) b->ring();
+        return i;
+    }
+
+    uint32_t try_recv_burst(T* items, uint32_t n) override {
+        uint64_t words[32 * kWords];
+        uint32_t got = 0;
+        while (got < n) {  // in runs of at most 32
+            const uint32_t want = n - got < 32 ? n - got : 32;
+            const uint32_t m = rx_.receiver().try_recv_burst(words, want);
+            std::memcpy(&items[got], words, sizeof(T) * m);
+            got += m;
+            if (m < want) break;
+        }
+        if (got != 0) rx_.ring_senders();
+        return got;
+    }
+
+    uint32_t capacity() const override { return credits_; }
+    const char* transport() const override { return name_; }
+
+private:
+    noc::CreditSender<Net>& tx_;
+    UdnReceiveSide<T, Net>& rx_;
+    const uint32_t credits_;
+    const char* name_;
+};
+
+}  // namespace tp

@@ -1,0 +1,28 @@
+// NetworkSettings: the `network:` key of an app, the shape of the messaging network its `udn`
+// and `udn_eventdev` links run on (framework/graph/network_plan.hpp builds it):
+//
+//   network:
+//     queues: 4          # demux queues per tile (the TILEPro64's UDN: 4), 1..254
+//     queue_words: 128   # words each queue holds, header words included; a power of two
+//     credits: fit       # fit: a link's K is lowered to what its queue holds (the plan says
+//                        # so); exact: such a link is refused
+//     catch_all: strays  # strays: the catch-all only takes messages no tag is bound to;
+//                        # shared: it also carries a tile's overflow logical channels
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "framework/config/location.hpp"
+
+namespace tp {
+
+struct NetworkSettings {
+    uint32_t queues = 4;
+    uint32_t queue_words = 128;
+    std::string credits = "fit";
+    std::string catch_all = "strays";
+    Location where;  // the `network:` key; empty when the app did not write one
+};
+
+}  // namespace tp

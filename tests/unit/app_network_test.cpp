@@ -1,0 +1,277 @@
+// One messaging network per app: an app's `udn` links share one network whose tiles have a
+// few demux queues of 128 words, as on the TILEPro64. A farm's collector receives every
+// worker through one queue (the asymmetric interface) exactly once and in order where asked;
+// a tile with more interfaces than queues multiplexes them as logical channels; a message
+// whose tag nothing is bound to lands in the catch-all and is counted; links that cannot fit
+// are refused before anything runs, at their place in the config and with the numbers.
+#include <gtest/gtest.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/config/app_config.hpp"
+#include "framework/graph/app_network.hpp"
+#include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_runner.hpp"
+#include "framework/noc/message_network.hpp"
+#include "framework/stage/registry.hpp"
+
+namespace tp {
+namespace {
+
+// synth numbers flows 10.0.x.y; with as many flows as packets, the flow is the packet's index.
+uint32_t packet_index(const PacketDesc& d) {
+    const auto* ip = rte_pktmbuf_mtod_offset(d.mbuf, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+    return rte_be_to_cpu_32(ip->src_addr) & 0xffff;
+}
+
+std::atomic<uint64_t> g_seen{0}, g_out_of_order{0};
+std::atomic<int64_t> g_last{-1};
+
+// A sink that counts packets and those that arrive out of increasing index order.
+class NetOrderCheck final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Sink;
+    explicit NetOrderCheck(const ParamValues&) : Stage(kKind) {}
+    void process(Burst& b) override {
+        for (const PacketDesc& d : b) {
+            const int64_t i = packet_index(d);
+            if (i <= g_last.load()) g_out_of_order.fetch_add(1);
+            g_last.store(i);
+            g_seen.fetch_add(1);
+            free_packet(d.mbuf);
+        }
+        b.n = 0;
+    }
+};
+TILEPIPE_STAGE(NetOrderCheck, "test_net_order_check", "test: sink counting packets out of increasing index order");
+
+std::string farm_app(uint32_t workers, const std::string& collect, const std::string& head = "",
+                     uint64_t packets = 30000) {
+    return head + "transport: udn\nruntime: { threads: per_tile, fuse: never }\npipeline:\n"
+                  "  - { stage: synth, count: " + std::to_string(packets) + ", flows: 65536 }\n"
+                  "  - farm:\n      name: f\n      workers: " + std::to_string(workers) +
+           "\n      dispatch: round_robin\n      collect: " + collect + "\n      worker: [pass]\n"
+           "  - test_net_order_check\n";
+}
+
+size_t node_named(const AppPlan& plan, const std::string& name) {
+    for (size_t n = 0; n < plan.graph.nodes.size(); ++n)
+        if (plan.graph.nodes[n].name == name) return n;
+    ADD_FAILURE() << "no node " << name;
+    return 0;
+}
+
+const NetworkGroupPlan& group_into(const NetworkPlan& np, size_t node) {
+    for (const NetworkGroupPlan& g : np.groups)
+        if (g.receiver == node) return g;
+    ADD_FAILURE() << "no interface into node " << node;
+    return np.groups.front();
+}
+
+TEST(AppNetwork, AFarmOfEightCollectsThroughOneQueueWithAnAckQueuePerWorker) {
+    const AppConfig app = parse_app_config(farm_app(8, "ordered"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    ASSERT_EQ(plan.networks.size(), 1u);
+    const NetworkPlan& np = plan.networks[0];
+    EXPECT_EQ(np.transport, "udn");
+    EXPECT_EQ(np.config.queues, 4u);
+    EXPECT_EQ(np.config.queue_words, 128u);
+    const NetworkGroupPlan& c = group_into(np, node_named(plan, "f.collector"));
+    ASSERT_EQ(c.edges.size(), 8u);
+    EXPECT_TRUE(c.asymmetric());
+    EXPECT_FALSE(c.data_shared);
+    // K <= 128/((1 + 2) x 8): eight senders of descriptors (two payload words) in one queue.
+    EXPECT_EQ(c.credits, 5u);
+    for (size_t e : c.edges) {
+        EXPECT_EQ(plan.links[e].capacity, 5u);
+        const NetworkLinkPlan& l = np.links[static_cast<size_t>(np.link_of_edge[e])];
+        EXPECT_FALSE(l.ack_shared) << "a worker has a queue of its own for the collector's credits";
+    }
+    EXPECT_FALSE(np.notes.empty()) << "lowering K is said";
+}
+
+TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSendersOrder) {
+    // The network's channels driven directly: eight worker threads send numbered items to the
+    // collector, which receives through any of its links (they share its one queue).
+    const AppConfig app = parse_app_config(farm_app(8, "unordered"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    const size_t collector = node_named(plan, "f.collector");
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
+    for (size_t e : plan.graph.inputs_of(collector)) in.push_back(nets.desc_channel(e));
+    ASSERT_EQ(in.size(), 8u);
+    for (const auto& c : in) ASSERT_NE(c, nullptr);
+    constexpr uint32_t kPerSender = 20000;
+    std::vector<std::thread> senders;
+    for (uint32_t s = 0; s < 8; ++s)
+        senders.emplace_back([&, s] {
+            for (uint32_t i = 0; i < kPerSender;) {
+                const PacketDesc d{nullptr, s, static_cast<uint16_t>(i), 0, 0};
+                if (in[s]->try_send(d)) ++i;
+                else std::this_thread::yield();
+            }
+            in[s]->close();
+        });
+    std::vector<uint32_t> next(8, 0);
+    uint64_t got = 0, wrong = 0;
+    PacketDesc b[32];
+    for (;;) {
+        bool any = false;
+        for (auto& c : in) {
+            const uint32_t m = c->try_recv_burst(b, 32);
+            any |= m != 0;
+            for (uint32_t k = 0; k < m; ++k) {
+                const uint32_t s = b[k].flow_hash;
+                wrong += s >= 8 || b[k].length != next[s];
+                if (s < 8) next[s] = b[k].length + 1u;
+                ++got;
+            }
+        }
+        if (any) continue;
+        bool closed = true;
+        for (auto& c : in) closed = closed && c->closed();
+        if (closed && [&] {
+                for (auto& c : in)
+                    if (c->try_recv_burst(b, 1) != 0) return false;
+                return true;
+            }())
+            break;
+        std::this_thread::yield();
+    }
+    for (auto& t : senders) t.join();
+    EXPECT_EQ(got, 8u * kPerSender);
+    EXPECT_EQ(wrong, 0u);
+    for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(next[s], kPerSender) << "sender " << s;
+    // Every item went through the collector's one data queue.
+    const NetworkGroupPlan& c = group_into(plan.networks[0], collector);
+    const auto tile = static_cast<noc::TileId>(plan.networks[0].tile_of_node[collector]);
+    ASSERT_NE(nets.message_network(), nullptr);
+    EXPECT_EQ(nets.message_network()->counters(tile, c.data_queue).messages, 8u * kPerSender);
+}
+
+TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {
+    for (const char* collect : {"ordered", "unordered"}) {
+        SCOPED_TRACE(collect);
+        g_seen = 0, g_out_of_order = 0, g_last = -1;
+        AppRunner runner(parse_app_config(farm_app(8, collect), "farm.yaml"));
+        const RunReport r = runner.run();
+        EXPECT_EQ(r.packets, 30000u);
+        EXPECT_EQ(r.delivered, 30000u);
+        EXPECT_EQ(r.unaccounted, 0);
+        EXPECT_TRUE(r.pools_full());
+        EXPECT_EQ(g_seen.load(), 30000u);
+        if (std::string(collect) == "ordered") EXPECT_EQ(g_out_of_order.load(), 0u);
+        for (const ChannelReport& c : r.channels)
+            if (c.to == "f.collector") EXPECT_EQ(c.capacity, 5u) << c.from;
+    }
+}
+
+TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChannels) {
+    // One queue per tile: the emitter takes its input and the four workers' credits there.
+    g_seen = 0, g_out_of_order = 0, g_last = -1;
+    const AppConfig app = parse_app_config(farm_app(4, "ordered", "network: { queues: 1 }\n"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    const NetworkPlan& np = plan.networks.at(0);
+    const auto emitter = static_cast<size_t>(np.tile_of_node[node_named(plan, "f.emitter")]);
+    ASSERT_EQ(np.tiles[emitter].queues.size(), 1u);
+    EXPECT_TRUE(np.tiles[emitter].queues[0].shared);
+    EXPECT_EQ(np.tiles[emitter].queues[0].carries.size(), 5u);  // data from synth, credits of 4 links
+    EXPECT_LE(np.tiles[emitter].queues[0].reserved_words, 128u);
+    AppRunner runner(app);
+    const RunReport r = runner.run();
+    EXPECT_EQ(r.delivered, 30000u);
+    EXPECT_EQ(r.unaccounted, 0);
+    EXPECT_EQ(g_seen.load(), 30000u);
+    EXPECT_EQ(g_out_of_order.load(), 0u);
+}
+
+TEST(AppNetwork, LogicalChannelsCanRideTheCatchAll) {
+    g_seen = 0, g_out_of_order = 0, g_last = -1;
+    const AppConfig app =
+        parse_app_config(farm_app(4, "ordered", "network: { queues: 2, catch_all: shared }\n"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    const NetworkPlan& np = plan.networks.at(0);
+    const auto emitter = static_cast<size_t>(np.tile_of_node[node_named(plan, "f.emitter")]);
+    ASSERT_EQ(np.tiles[emitter].queues.size(), 3u);
+    EXPECT_EQ(np.tiles[emitter].queues[2].index, np.config.queues);  // the catch-all
+    EXPECT_TRUE(np.tiles[emitter].queues[2].shared);
+    AppRunner runner(app);
+    const RunReport r = runner.run();
+    EXPECT_EQ(r.delivered, 30000u);
+    EXPECT_EQ(g_out_of_order.load(), 0u);
+}
+
+TEST(AppNetwork, AMessageWithAnUnboundTagLandsInTheCatchAllAndIsCounted) {
+    const AppConfig app = parse_app_config(farm_app(2, "unordered"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    noc::MessageNetwork* net = nets.message_network();
+    ASSERT_NE(net, nullptr);
+    EXPECT_EQ(nets.strays(), 0u);
+    const uint64_t word = 42;
+    const noc::Tag unbound = 0xfff0;
+    ASSERT_EQ(net->queue_of(1, unbound), net->catch_all());
+    ASSERT_TRUE(net->try_push(0, 1, unbound, &word, 1));
+    ASSERT_TRUE(net->try_push(2, 1, unbound, &word, 1));
+    EXPECT_EQ(net->queued_words(1, net->catch_all()), 4u);
+    EXPECT_EQ(nets.strays(), 2u);
+    EXPECT_EQ(nets.strays(), 2u) << "counted once";
+}
+
+TEST(AppNetwork, LinksThatCannotFitAreRefusedAtTheirPlaceWithTheNumbers) {
+    // A queue too small for one descriptor message: the network setting is the place.
+    try {
+        plan_app(parse_app_config(farm_app(2, "unordered", "network:\n  queue_words: 2\n"), "farm.yaml"));
+        FAIL() << "accepted";
+    } catch (const LocatedError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("farm.yaml:1:"), std::string::npos) << m;
+        EXPECT_NE(m.find("network.queue_words (now 2)"), std::string::npos) << m;
+        EXPECT_NE(m.find("at least 3 words"), std::string::npos) << m;
+    }
+    // K asked exactly: refused at the link's node with what fits.
+    try {
+        plan_app(parse_app_config(farm_app(8, "unordered", "network: { credits: exact }\nqueue: 64\n"), "farm.yaml"));
+        FAIL() << "accepted";
+    } catch (const LocatedError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("farm.yaml:"), std::string::npos) << m;
+        EXPECT_NE(m.find("asks for K = 64"), std::string::npos) << m;
+        EXPECT_NE(m.find("lower the link's queue to 42"), std::string::npos) << m;
+    }
+    // Eight senders into a queue of 16 words: not even K = 1 fits.
+    try {
+        plan_app(parse_app_config(farm_app(8, "unordered", "network: { queue_words: 16 }\n"), "farm.yaml"));
+        FAIL() << "accepted";
+    } catch (const LocatedError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("'f.collector' cannot receive"), std::string::npos) << m;
+        EXPECT_NE(m.find("8 sender(s)"), std::string::npos) << m;
+        EXPECT_NE(m.find("at least 24 words"), std::string::npos) << m;
+    }
+}
+
+TEST(AppNetwork, TheNetworkSettingIsCheckedWhereItIsWritten) {
+    for (const char* bad : {"network: { queue_words: 100 }\n", "network: { queues: 0 }\n", "network: { credits: some }\n",
+                            "network: { catch_all: maybe }\n", "network: { depth: 3 }\n"}) {
+        SCOPED_TRACE(bad);
+        EXPECT_THROW(parse_app_config(farm_app(2, "unordered", bad), "farm.yaml"), LocatedError);
+    }
+}
+
+TEST(AppNetwork, PrivatePairsStayOffTheNetwork) {
+    const AppConfig app = parse_app_config(
+        "transport: udn_pair\npipeline:\n  - { stage: synth, count: 1000 }\n  - pass\n  - drop\n", "t.yaml");
+    EXPECT_TRUE(plan_app(app).networks.empty());
+    AppRunner runner(app);
+    EXPECT_EQ(runner.run().delivered, 1000u);
+}
+
+}  // namespace
+}  // namespace tp
