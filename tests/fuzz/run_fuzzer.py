@@ -24,8 +24,8 @@ def pcaps_dir():
     return os.environ.get("TILEPIPE_PCAPS", os.path.join("..", "shared", "pcaps"))
 
 
-def ethernet_frames(path, limit=64):
-    """Up to `limit` frames of an Ethernet (link type 1) pcap or pcapng file; [] otherwise."""
+def frames(path, limit=64):
+    """Up to `limit` (link type, record) pairs of a pcap or pcapng file; [] if it is neither."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -35,12 +35,13 @@ def ethernet_frames(path, limit=64):
     magic = data[:4]
     if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
         e = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-        if len(data) < 24 or struct.unpack(e + "I", data[20:24])[0] & 0xFFFF != 1:
+        if len(data) < 24:
             return []
+        link = struct.unpack(e + "I", data[20:24])[0] & 0xFFFF
         at = 24
         while at + 16 <= len(data) and len(frames) < limit:
             incl = struct.unpack(e + "I", data[at + 8:at + 12])[0]
-            frames.append(data[at + 16:at + 16 + incl])
+            frames.append((link, data[at + 16:at + 16 + incl]))
             at += 16 + incl
     elif magic == b"\x0a\x0d\x0d\x0a" and len(data) >= 12:
         e = "<" if data[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
@@ -56,12 +57,16 @@ def ethernet_frames(path, limit=64):
                 links.append(struct.unpack(e + "H", body[:2])[0])
             elif kind == 6 and len(body) >= 20:
                 iface, _, _, incl = struct.unpack(e + "IIII", body[:16])
-                if iface < len(links) and links[iface] == 1:
-                    frames.append(body[20:20 + incl])
-            elif kind == 3 and len(body) >= 4 and links and links[0] == 1:
-                frames.append(body[4:])
+                if iface < len(links):
+                    frames.append((links[iface], body[20:20 + incl]))
+            elif kind == 3 and len(body) >= 4 and links:
+                frames.append((links[0], body[4:]))
             at += size
-    return [f for f in frames if f]
+    return [f for f in frames if f[1]]
+
+
+# tests/fuzz/fuzz_link_layer.cpp's link types: its first input byte indexes them.
+LINK_TYPES = [1, 113, 276, 101, 12, 14, 228, 229, 0, 108, 9, 105, 127, 192]
 
 
 def seed_files(name):
@@ -87,16 +92,22 @@ def prepare_seeds(name, into):
     os.makedirs(into)
     for f in seed_files(name):
         shutil.copy(f, os.path.join(into, os.path.basename(f)))
-    if name == "parse":
+    if name in ("parse", "link_layer"):
         for capture in sorted(glob.glob(os.path.join(pcaps_dir(), "*"))):
-            for frame in ethernet_frames(capture):
+            for link, frame in frames(capture):
+                if name == "parse" and link != 1:
+                    continue
+                if name == "link_layer":
+                    if link not in LINK_TYPES:
+                        continue
+                    frame = bytes([LINK_TYPES.index(link), 0, 0]) + frame
                 digest = hashlib.sha1(frame).hexdigest()[:16]
                 with open(os.path.join(into, digest), "wb") as out:
                     out.write(frame)
 
 
 # Longest input libFuzzer makes: a capture prefix holds a few dozen records, a frame a jumbo.
-MAX_LEN = {"capture": 65536, "parse": 9216, "config": 8192}
+MAX_LEN = {"capture": 65536, "parse": 9216, "link_layer": 9216, "config": 8192}
 
 
 def main(argv):
