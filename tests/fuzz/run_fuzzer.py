@@ -7,7 +7,8 @@ usage: run_fuzzer.py TARGET_EXE NAME WORKDIR [SECONDS]
 Run from the source root (the targets read conf/ there). SECONDS defaults to
 $TILEPIPE_FUZZ_SECONDS, else 30. The corpus grows in WORKDIR/NAME/corpus and is kept between
 runs; a crashing input is written to WORKDIR/NAME/ (crash-..., leak-..., timeout-...) and the
-exit status is libFuzzer's: 0 when the target ran clean for the whole time.
+exit status is 0 when the target ran clean for the whole time, else 1 (never 77, which meson
+reads as a skipped test).
 """
 import glob
 import hashlib
@@ -120,15 +121,17 @@ def main(argv):
     corpus, seeds = os.path.join(base, "corpus"), os.path.join(base, "seeds")
     os.makedirs(corpus, exist_ok=True)
     prepare_seeds(name, seeds)
+    # libFuzzer's own exit status for a finding is 77, which meson reads as "skipped": 1 instead.
     cmd = [exe, f"-max_total_time={seconds}", f"-max_len={MAX_LEN.get(name, 4096)}", "-timeout=25",
-           "-rss_limit_mb=4096", "-print_final_stats=1", f"-artifact_prefix={base}/", corpus, seeds]
+           "-rss_limit_mb=4096", "-error_exitcode=1", "-timeout_exitcode=1", "-print_final_stats=1",
+           f"-artifact_prefix={base}/", corpus, seeds]
     cmd += seed_dirs(name)
     print(" ".join(cmd), flush=True)
     # Leaks are findings too; DPDK's memory is its own (not malloc), so EAL adds no false ones.
     env = dict(os.environ)
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
     env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-    return subprocess.call(cmd, env=env)
+    return 0 if subprocess.call(cmd, env=env) == 0 else 1
 
 
 if __name__ == "__main__":
