@@ -11,6 +11,7 @@ packages=(
   tcpdump tshark
   dpdk-dev            # dpdk-telemetry.py, the stock client the telemetry tests drive
   python3-matplotlib  # `tilepipe plot`
+  libopenmpi-dev openmpi-bin  # the message-passing API's mpi backend, mpirun for its tests
 )
 # Extra packages a caller needs (e.g. `dpdk-dev` for dpdk-testpmd in the benchmarks).
 packages+=("$@")

@@ -1,5 +1,8 @@
 #include "stages/shared_output_file.hpp"
 
+#include <stdio_ext.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -29,8 +32,18 @@ SharedOutputFile::~SharedOutputFile() { std::fclose(f_); }
 
 void SharedOutputFile::write(const std::string& text) {
     const std::lock_guard<std::mutex> g(lock_);
-    if (error_.empty() && (std::fwrite(text.data(), 1, text.size(), f_) != text.size() || std::fflush(f_) != 0))
-        error_ = std::strerror(errno);
+    if (error_.empty()) {
+        if (std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0) {
+            whole_ += text.size();
+        } else {
+            error_ = std::strerror(errno);
+            // Part of `text` may have landed (a disk fills mid-line): cut the file back to the
+            // last whole write, and drop what stdio still holds so closing writes nothing more.
+            __fpurge(f_);
+            if (ftruncate(fileno(f_), static_cast<off_t>(whole_)) != 0)
+                error_ += std::string(" (and cutting it back to its last whole line failed: ") + std::strerror(errno) + ")";
+        }
+    }
     if (!error_.empty()) throw std::runtime_error("cannot write '" + path_ + "': " + error_);
 }
 

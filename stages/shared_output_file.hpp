@@ -5,7 +5,8 @@
 // Writers batch their lines (per burst, per export period): a write is not a per-packet call.
 // Every write and flush is checked: one the file refuses (disk full, I/O error) throws an error
 // naming the file, which fails the writing node (and so the run) instead of truncating the
-// file silently; what was written before stays whole.
+// file silently; the file is cut back to the end of the last whole write, so it ends with a
+// whole line.
 #pragma once
 
 #include <cstdio>
@@ -47,6 +48,7 @@ private:
     std::string path_;
     std::string format_;
     std::string error_;  // the first refusal, repeated to later writers
+    uint64_t whole_ = 0;  // bytes of whole writes: where a refused write cuts the file back to
 };
 
 }  // namespace tp

@@ -21,7 +21,11 @@ const char* kUsage =
     "  mapvec    the paper's map: a stream of M x M matrices times a vector split over W\n"
     "            workers (tree or linear multicast); service time, bandwidth, scalability\n"
     "  latency   an app's end-to-end latency against load: its synth source paced from 10% to\n"
-    "            100% of the app's own top speed (rate, Mpps achieved, p50, p99, p999)\n";
+    "            100% of the app's own top speed (rate, Mpps achieved, p50, p99, p999)\n"
+    "  mp-sgemm, mp-nbody, mp-stencil, mp-fft\n"
+    "            message-passing kernels (Cannon, N-body ring, 5-point stencil, 2D FFT) on the\n"
+    "            tiles or mpi backend: GFLOPS, communication share, verified against serial\n"
+    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -36,6 +40,7 @@ int main(int argc, char** argv) {
         if (name == "asym") return run_asym(argc, argv);
         if (name == "mapvec") return run_mapvec(argc, argv);
         if (name == "latency") return run_latency(argc, argv);
+        if (name.rfind("mp-", 0) == 0) return run_mp(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;
     } catch (const std::invalid_argument& e) {

@@ -8,5 +8,6 @@ int run_stream(int argc, char** argv);
 int run_asym(int argc, char** argv);
 int run_mapvec(int argc, char** argv);
 int run_latency(int argc, char** argv);
+int run_mp(int argc, char** argv);  // mp-sgemm, mp-nbody, mp-stencil, mp-fft, mp-pingpong
 
 }  // namespace tp::bench

@@ -114,11 +114,12 @@ int run(const RunArgs& args) {
     auto progress = std::make_shared<ProgressPrinter>();
     try {
         // Before sizing EAL memory: that reads large captures, and Ctrl-C stops the reading.
-        install_stop_signal_handlers();
+        install_stop_signal_handlers(SecondSignal::CutShort);
         LoadProgress::set_enabled(!args.quiet);
         EalOptions eal = eal_options_for(app, *plan);
         eal.user_args = args.eal;
         eal.verbose = spdlog::get_level() <= spdlog::level::debug;
+        check_pool_memory(app, *plan, eal, eal_memory_available(eal));
         const EalInfo& info = eal_start(eal);
         std::string argv;
         for (const auto& a : info.argv) argv += " " + a;
@@ -128,6 +129,10 @@ int run(const RunArgs& args) {
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
         if (!args.quiet) opts.progress = [progress](const std::string& line) { progress->print(line); };
+        opts.notice = [progress](const std::string& line) {
+            progress->end();
+            std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
+        };
         LiveRun live(runner, args.live, stats_file.get());
         report = runner.run(opts);
         live.finish();
@@ -167,8 +172,9 @@ int run(const RunArgs& args) {
         std::fprintf(stderr, "tilepipe: accounting failed: %lld packets unaccounted, pools %s\n",
                      (long long)report.unaccounted, report.pools_full() ? "full" : "not full");
     if (report.header.interrupted)
-        std::fprintf(stderr, "tilepipe: interrupted by %s\n", report.header.signal == SIGINT ? "Ctrl-C (SIGINT)"
-                                                                                          : "SIGTERM");
+        std::fprintf(stderr, "tilepipe: interrupted by %s%s\n",
+                     report.header.signal == SIGINT ? "Ctrl-C (SIGINT)" : "SIGTERM",
+                     report.header.cut_short ? ", then cut short by a second signal" : "");
     if (!json_written && report.header.exit_status == kExitOk) return kExitRuntime;
     return report.header.exit_status;
 }

@@ -17,7 +17,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -69,10 +69,22 @@ public:
     }
 
     void pool_key(PoolConfig& p, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
-        if (k == "mbufs") p.mbufs = static_cast<uint32_t>(uint(v, "pool.mbufs", 64, 1u << 26));
+        if (k == "mbufs") p.mbufs = static_cast<uint32_t>(uint(v, "pool.mbufs", 64, 1u << 26)), p.mbufs_where = loc(v);
         else if (k == "cache") p.cache = static_cast<uint32_t>(uint(v, "pool.cache", 0, 512));
         else if (k == "data_room") p.data_room = static_cast<uint32_t>(uint(v, "pool.data_room", 128, 65000));
         else fail(key, "unknown key 'pool." + k + "' (known: mbufs, cache, data_room)");
+    }
+
+    void chaos(const YAML::Node& n, ChaosConfig& c) const {
+        if (!n.IsMap()) fail(n, "chaos must be a mapping (stall, stall_ms, after_packets)");
+        for (auto it = n.begin(); it != n.end(); ++it) chaos_key(c, it->first, scalar(it->first, "key"), it->second);
+    }
+
+    void chaos_key(ChaosConfig& c, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
+        if (k == "stall") c.stall = scalar(v, "chaos.stall"), c.where = loc(v);
+        else if (k == "stall_ms") c.stall_ms = uint(v, "chaos.stall_ms", 1, 3600000);
+        else if (k == "after_packets") c.after_packets = uint(v, "chaos.after_packets", 0, ~0ull);
+        else fail(key, "unknown key 'chaos." + k + "' (known: stall, stall_ms, after_packets)");
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
@@ -133,6 +145,7 @@ public:
             app.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
             check_pow2(v, app.queue);
         } else if (k == "pool") pool(v, app.pool);
+        else if (k == "chaos") chaos(v, app.chaos);
         else if (k == "runtime") runtime(v, app);
         else if (k == "network") network(key, v, app.network);
         else if (k == "topology") {
@@ -170,7 +183,7 @@ public:
                 nc.name = scalar(it->second, "name");
                 if (!valid_name(nc.name))
                     fail(it->second, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
-                if (nc.name == "pool" || nc.name == "runtime")
+                if (nc.name == "pool" || nc.name == "runtime" || nc.name == "chaos")
                     fail(it->second, "node name '" + nc.name + "' is taken by the app's " + nc.name + " settings");
                 continue;
             }
@@ -205,7 +218,7 @@ public:
         if (k == "name") {
             f.name = scalar(v, "name");
             if (!valid_name(f.name)) fail(v, kind + " name '" + f.name + "' may use only letters, digits, '_' and '-'");
-            if (f.name == "pool" || f.name == "runtime")
+            if (f.name == "pool" || f.name == "runtime" || f.name == "chaos")
                 fail(v, kind + " name '" + f.name + "' is taken by the app's " + f.name + " settings");
         } else if (k == "workers") f.workers = static_cast<uint32_t>(uint(v, "workers", 1, map ? 64 : 1024));
         else if (k == "dispatch" && !map) {
@@ -498,6 +511,11 @@ void set_app_setting(AppConfig& app, const std::string& key, const std::string& 
     const Reader r(where);
     const YAML::Node k(key);
     const auto dot = key.find('.');
+    if (dot != std::string::npos && key.compare(0, dot, "chaos") == 0) {
+        const std::string sub = key.substr(dot + 1);
+        r.chaos_key(app.chaos, k, sub, value_node(sub, value, where));
+        return;
+    }
     if (dot != std::string::npos && key.compare(0, dot, "network") == 0) {
         const std::string sub = key.substr(dot + 1);
         r.network_key(app.network, k, sub, value_node(sub, value, where));
@@ -512,11 +530,12 @@ void set_app_setting(AppConfig& app, const std::string& key, const std::string& 
     if (key == "network")
         throw LocatedError(where, "'network' is not one value: set network.queues, network.queue_words, "
                                   "network.credits or network.catch_all");
-    if (key == "pipeline" || key == "pool" || key == "runtime")
+    if (key == "pipeline" || key == "pool" || key == "runtime" || key == "chaos")
         throw LocatedError(where, "'" + key + "' is not one value: " +
                                       (key == "pipeline" ? std::string("edit the file")
-                                                         : "set " + key + (key == "pool" ? ".mbufs, pool.cache or pool.data_room"
-                                                                                         : ".threads or runtime.fuse")));
+                                                         : "set " + key + (key == "pool"    ? ".mbufs, pool.cache or pool.data_room"
+                                                                           : key == "chaos" ? ".stall, chaos.stall_ms or chaos.after_packets"
+                                                                                            : ".threads or runtime.fuse")));
     r.app_key(app, k, key, value_node(key, value, where));
 }
 

@@ -7,6 +7,7 @@
 //   runtime: { threads: auto, fuse: auto, idle: auto }  # threads: auto | per_tile;
 //                                # fuse: auto | always | never; idle: auto | spin | park
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
+//   chaos: { stall: fw.3, stall_ms: 200, after_packets: 1000 }  # a fault on purpose (optional)
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
 //   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
@@ -97,8 +98,19 @@ struct PipelineElement {
 
 struct PoolConfig {
     uint32_t mbufs = 0;   // 0 = sized from the graph
+    Location mbufs_where; // where `mbufs` was given
     uint32_t cache = 256;
     uint32_t data_room = 2048;
+};
+
+// A fault injected on purpose, to see the app cope: graph node `stall` (a name the report's
+// tiles list: `parse`, `fw.3`, `fw` (a farm's emitter)...) takes and sends nothing for
+// `stall_ms` once it has taken `after_packets` packets. Empty `stall`: none.
+struct ChaosConfig {
+    std::string stall;
+    uint64_t stall_ms = 200;
+    uint64_t after_packets = 0;
+    Location where;  // where `stall` was given
 };
 
 struct AppConfig {
@@ -116,6 +128,7 @@ struct AppConfig {
     std::string placement = "compact";   // linear | snake | compact
     LatencyConfig latency;               // what the sinks measure (`latency:`, `--latency`)
     NetworkSettings network;             // shape of the network udn links run on
+    ChaosConfig chaos;
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order

@@ -81,7 +81,7 @@ Target resolve(const AppConfig& app, const std::string& path, const Location& wh
     parts.pop_back();
     if (parts.empty()) return Target{Target::App, 0, {}, key, key};
     const std::string& head = parts[0];
-    if (parts.size() == 1 && (head == "pool" || head == "runtime" || head == "network"))
+    if (parts.size() == 1 && (head == "pool" || head == "runtime" || head == "network" || head == "chaos"))
         return Target{Target::App, 0, {}, head + "." + key, head + "." + key};
     const int pattern = find_pattern(app, head);
     if (parts.size() == 1) {

@@ -114,6 +114,23 @@ bool host_has_hugepages() {
     return false;
 }
 
+uint64_t host_memory_available(bool hugepages) {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    uint64_t free_pages = 0, page_kb = 0, available_kb = 0, value = 0;
+    while (meminfo >> key >> value) {
+        if (key == "HugePages_Free:") free_pages = value;
+        else if (key == "Hugepagesize:") page_kb = value;
+        else if (key == "MemAvailable:") available_kb = value;
+        meminfo.ignore(64, '\n');
+    }
+    return (hugepages ? free_pages * page_kb : available_kb) << 10;
+}
+
+uint64_t eal_memory_available(const EalOptions& opts) {
+    return host_memory_available(host_has_hugepages() && !has_user_flag(split_args(opts.user_args), "--no-huge"));
+}
+
 std::vector<std::string> split_args(const std::string& text) {
     std::vector<std::string> out;
     std::string cur;

@@ -55,6 +55,12 @@ uint64_t eal_memory_mb(const EalOptions& opts);
 // True when the host has free hugepages mounted for use.
 bool host_has_hugepages();
 
+// Bytes EAL can get on this host: free hugepages when it uses them, else MemAvailable.
+uint64_t host_memory_available(bool hugepages);
+// The same for the EAL `opts` would start: hugepages unless the host has none or
+// `opts.user_args` says --no-huge.
+uint64_t eal_memory_available(const EalOptions& opts);
+
 // Splits `--eal "..."` text on whitespace, honouring single and double quotes.
 std::vector<std::string> split_args(const std::string& text);
 

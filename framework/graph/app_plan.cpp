@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "framework/graph/chaos_plan.hpp"
+#include "framework/graph/pool_sizing.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 
 namespace tp {
@@ -70,6 +72,8 @@ AppPlan plan_app(const AppConfig& app) {
         plan.links.push_back(PlannedLink{e.from, e.to, e.transport, e.capacity,
                                          plan.topology.hops(plan.tile_of_node[e.from], plan.tile_of_node[e.to])});
     plan.networks = plan_networks(app, plan);
+    check_pool(app, plan);
+    chaos_stall_node(app, plan.graph);  // names a node of this graph
     return plan;
 }
 

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/graph/chaos_plan.hpp"
+#include "framework/graph/worker_params.hpp"
 #include "framework/metrics/emit_plan.hpp"
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
@@ -27,55 +29,12 @@ std::atomic<int> g_pool_serial{0};
 
 // Tasks a map keeps in flight: enough to overlap multicast, work and collection.
 constexpr uint32_t kMapSlots = 64;
-
-uint32_t round_to_pool_size(uint64_t n) {
-    // 2^k - 1 fits DPDK's ring exactly.
-    uint64_t p = 4096;
-    while (p - 1 < n) p <<= 1;
-    return static_cast<uint32_t>(p - 1);
-}
-
 }  // namespace
-
-namespace {
-ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node);
-
-// Descriptors a device port user's RX and TX rings hold: a NIC fills every RX descriptor with
-// an mbuf of the app's pool when the port starts, and sent mbufs wait in the TX ring until the
-// NIC is done with them. A stage that uses a port declares `queues` and `rxd` and/or `txd`;
-// a ring it does not size has the port registry's default.
-uint64_t ring_mbufs(const NodeConfig& nc, const ParamValues& p) {
-    constexpr uint64_t kRingDefault = 1024;
-    if (nc.stage->find_param("queues") == nullptr) return 0;
-    const auto ring = [&](const char* name) {
-        return nc.stage->find_param(name) != nullptr ? p.get_uint(name) : kRingDefault;
-    };
-    // A sink that sends by port sets up every device it lists.
-    const uint64_t ports = nc.stage->device_ports ? nc.stage->device_ports(p) : 1;
-    return ports * p.get_uint("queues") * (ring("rxd") + ring("txd"));
-}
-}  // namespace
-
-uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan) {
-    uint64_t need = 1024;  // slack for mbufs a stage holds across bursts (reorder, batching)
-    for (const GraphEdge& e : plan.graph.edges) need += e.capacity;
-    need += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
-    need += (plan.threads.cpu_of_thread.size() + 1) * uint64_t(app.pool.cache) * 3 / 2;  // lcore caches
-    // Device rings, once per configured node (a farm's workers share their port).
-    std::vector<bool> counted(app.pipeline.size(), false);
-    for (const GraphNode& g : plan.graph.nodes)
-        for (size_t i : g.stages)
-            if (!counted[i]) {
-                counted[i] = true;
-                need += ring_mbufs(app.pipeline[i], worker_params(app, app.pipeline[i], g));
-            }
-    return round_to_pool_size(need);
-}
 
 EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     EalOptions o;
     MbufPoolSpec spec;
-    spec.mbufs = app.pool.mbufs != 0 ? app.pool.mbufs : default_pool_mbufs(app, plan);
+    spec.mbufs = pool_mbufs(app, plan);
     spec.cache = app.pool.cache;
     spec.data_room = static_cast<uint16_t>(app.pool.data_room);
     o.memory_bytes = MbufPool::footprint(spec);
@@ -92,26 +51,6 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     return o;
 }
 
-namespace {
-// A port in a farm's worker gets a queue of its own: worker w's source reads RX queue w (a farm
-// opening the pipeline, RSS style) and its sink sends on TX queue w (DPDK queues are not
-// thread-safe), on a port with a queue per worker unless `queues` says more.
-ParamValues worker_params(const AppConfig& app, const NodeConfig& nc, const GraphNode& node) {
-    // A worker's own overrides (`--set farm.W/stage.KEY=...`) over the stage's parameters.
-    const ParamValues& own = nc.pattern >= 0 ? nc.params_of(node.worker) : nc.params;
-    if (nc.pattern < 0 || app.patterns[static_cast<size_t>(nc.pattern)].map) return own;
-    const char* key = nc.stage->kind == StageKind::Source ? "rx_queue" : nc.stage->kind == StageKind::Sink ? "tx_queue" : nullptr;
-    const ParamSpec* queue = key != nullptr ? nc.stage->find_param(key) : nullptr;
-    if (queue == nullptr) return own;
-    ParamValues p = own;
-    p.set(*queue, std::to_string(node.worker), nc.where);
-    if (!p.given("queues") && nc.stage->find_param("queues") != nullptr)
-        p.set(*nc.stage->find_param("queues"), std::to_string(app.patterns[static_cast<size_t>(nc.pattern)].workers),
-              nc.where);
-    return p;
-}
-}  // namespace
-
 AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
@@ -121,10 +60,14 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
 
     MbufPoolSpec spec;
     spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
-    spec.mbufs = app_.pool.mbufs != 0 ? app_.pool.mbufs : default_pool_mbufs(app_, plan_);
+    spec.mbufs = pool_mbufs(app_, plan_);
     spec.cache = app_.pool.cache;
     spec.data_room = static_cast<uint16_t>(app_.pool.data_room);
-    pool_ = std::make_unique<MbufPool>(spec);
+    try {
+        pool_ = std::make_unique<MbufPool>(spec);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(e.what() + pool_memory_advice(app_, spec.mbufs));
+    }
     spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
                   pool_->data_room(), spec.cache, pool_->handler());
 
@@ -227,6 +170,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;
+    if (chaos_stall_node(app_, g) == n) ts.stall.emplace(app_.chaos.after_packets, app_.chaos.stall_ms);
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
         uint64_t window = 4 * kBurstMax;
@@ -364,8 +308,17 @@ RunReport AppRunner::run(const RunOptions& opts) {
     auto next_report = scheduler_->start_time() + opts.progress_after;
     const EmitPlan plan = opts.progress ? emit_plan() : EmitPlan{};
     ProgressSample before;
+    int noticed = 0;  // signal notices given: the stop, then the cut
     while (!scheduler_->finished()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (opts.notice && noticed == 0 && stop_signal() != 0) {
+            opts.notice("stopping the sources; what is in flight drains to the sinks (a second signal cuts it short)");
+            noticed = 1;
+        }
+        if (opts.notice && noticed == 1 && cut_requested()) {
+            opts.notice("cutting the run short: what is still in flight is freed and counted as lost");
+            noticed = 2;
+        }
         if (opts.progress && clock::now() >= next_report) {
             const ProgressSample now = progress_sample();
             opts.progress(format_progress(now, before, plan));
@@ -374,6 +327,8 @@ RunReport AppRunner::run(const RunOptions& opts) {
         }
     }
     scheduler_->join();
+    // A second signal stopped the tiles where they were: free and count what is in flight.
+    const bool cut_short = cut_requested() && scheduler_->finish_cut() != 0;
     const int signal = stop_signal();
     // A failed tile asked the run to stop; the request ends with the run that made it.
     for (const auto& t : tasks_)
@@ -384,6 +339,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     r.header.start_time = utc_iso8601(wall_start);
     r.header.interrupted = signal != 0;
     r.header.signal = signal;
+    r.header.cut_short = cut_short;
     return r;
 }
 
@@ -421,6 +377,8 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         t.tile_y = xy.y;
         t.cpu = scheduler_->cpu(plan_.threads.thread_of_node[n]);
         t.busy_fraction = busy[n];
+        if (const auto* node = dynamic_cast<const NodeTask*>(tasks_[n].get()); node && !live)
+            t.stalled_ms = double(node->stalled_cycles()) * 1e3 / hz;
         t.packets = tasks_[n]->passed_packets();
         t.bytes = tasks_[n]->passed_bytes();
         r.tiles.push_back(std::move(t));
@@ -477,6 +435,11 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         if (tasks_[n]->failed()) {
             r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});
             r.drops += tasks_[n]->failure_drops();
+        }
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (tasks_[n]->cut_drops() != 0) {
+            r.cut_losses.push_back(CutLoss{g.nodes[n].name, tasks_[n]->cut_drops()});
+            r.drops += tasks_[n]->cut_drops();
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});

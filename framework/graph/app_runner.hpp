@@ -20,6 +20,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/pool_sizing.hpp"
 #include "framework/metrics/live_view.hpp"
 #include "framework/metrics/progress_line.hpp"
 #include "framework/metrics/run_report.hpp"
@@ -35,13 +36,14 @@ struct RunOptions {
     std::function<void(const std::string&)> progress;
     std::chrono::milliseconds progress_after{2000};
     std::chrono::milliseconds progress_every{1000};
+    // Called once when a signal has stopped the sources and what is in flight drains, and once
+    // more if a second one cuts the drain short (nullptr: silent).
+    std::function<void(const std::string&)> notice;
 };
 
 // EAL settings the app needs: memory for its pools and stages.
 EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan);
 
-// Pool size the app gets when `pool.mbufs` is not given: room for every queue full.
-uint32_t default_pool_mbufs(const AppConfig& app, const AppPlan& plan);
 
 class AppRunner {
 public:

@@ -95,7 +95,7 @@ bool RunReport::pools_full() const {
 
 std::string format_table(const RunReport& r) {
     std::string s = "app " + r.app;
-    if (r.header.interrupted) s += " (interrupted)";
+    if (r.header.interrupted) s += r.header.cut_short ? " (interrupted, cut short)" : " (interrupted)";
     s += ": " + std::to_string(r.delivered) + " packets delivered in " + format_duration(r.seconds) + ": " +
          rates(r.delivered, r.delivered_bytes, r.seconds) + "\n";
     s += "  offered " + std::to_string(r.packets) + " packets (" + std::to_string(r.bytes) + " bytes) in " +
@@ -129,12 +129,25 @@ std::string format_table(const RunReport& r) {
     for (const auto& f : r.failures)
         s += "node '" + f.node + "' failed: " + f.error + " (" + std::to_string(f.dropped) +
              " packets in flight dropped)\n";
+    for (const auto& tl : r.tiles)
+        if (tl.stalled_ms > 0) s += "chaos: node '" + tl.node + "' stood still for " + format_duration(tl.stalled_ms / 1e3) + "\n";
     s += "delivered " + std::to_string(r.delivered) + ", dropped " + std::to_string(r.drops) + ", unaccounted " +
          std::to_string(r.unaccounted) + "; " + pools_line(r) + "\n";
     if (r.lost_before_source != 0)
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
-    if (r.header.interrupted)
+    if (r.header.cut_short) {
+        uint64_t lost = 0;
+        std::string nodes;
+        for (const CutLoss& c : r.cut_losses) {
+            lost += c.lost;
+            nodes += (nodes.empty() ? "" : ", ") + c.node + " " + std::to_string(c.lost);
+        }
+        s += "cut short: a second signal ended the drain; " + std::to_string(lost) +
+             " packets in flight were freed before reaching a sink (counted as dropped)" +
+             (nodes.empty() ? std::string() : ": " + nodes) + "\n";
+    } else if (r.header.interrupted) {
         s += "interrupted: the sources stopped early on a signal; what was in flight drained to the sinks\n";
+    }
     s += format_latency(r.latency);
     return s;
 }
@@ -167,7 +180,8 @@ nlohmann::json to_json(const RunReport& r) {
                          {"cpu", t.cpu},
                          {"busy_fraction", t.busy_fraction},
                          {"packets", t.packets},
-                         {"bytes", t.bytes}});
+                         {"bytes", t.bytes},
+                         {"stalled_ms", t.stalled_ms}});
     nlohmann::json channels = nlohmann::json::array();
     for (const auto& c : r.channels)
         channels.push_back({{"from", c.from}, {"to", c.to}, {"transport", c.transport},
@@ -175,6 +189,11 @@ nlohmann::json to_json(const RunReport& r) {
     nlohmann::json pools = nlohmann::json::array();
     for (const auto& p : r.pools)
         pools.push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
+    nlohmann::json cut = {{"lost", 0}, {"nodes", nlohmann::json::array()}};
+    for (const auto& c : r.cut_losses) {
+        cut["lost"] = cut["lost"].get<uint64_t>() + c.lost;
+        cut["nodes"].push_back({{"node", c.node}, {"lost", c.lost}});
+    }
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& f : r.failures)
         failures.push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
@@ -186,6 +205,7 @@ nlohmann::json to_json(const RunReport& r) {
                                    {"topology", h.topology},
                                    {"start_time", h.start_time},
                                    {"interrupted", h.interrupted},
+                                   {"cut_short", h.cut_short},
                                    {"exit_status", h.exit_status}};
     nlohmann::json j = {{"header", header},
             {"app", r.app},
@@ -206,6 +226,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"unaccounted", r.unaccounted},
             {"lost_before_source", r.lost_before_source},
             {"failures", failures},
+            {"cut_short", cut},
             {"pools_full", r.pools_full()},
             {"threads", r.threads},
             {"stages", stages},

@@ -59,6 +59,7 @@ struct TileReport {
     // (the rest is polling empty inputs, waiting for room, or other tiles' turns).
     double busy_fraction = 0;
     uint64_t packets = 0, bytes = 0;  // taken from its inputs (a source node: emitted)
+    double stalled_ms = 0;            // held still by the app's `chaos:` stall
 };
 
 struct ChannelReport {
@@ -80,6 +81,13 @@ struct FailureReport {
     uint64_t dropped = 0;  // packets in flight in the node when it failed or reaching it after
 };
 
+// Packets a node freed when a second signal cut the run short (in its hands, its staging or
+// its input channels): counted among the drops, listed so none is lost silently.
+struct CutLoss {
+    std::string node;
+    uint64_t lost = 0;
+};
+
 // What ran, from what, when, and how it ended: enough to reproduce the run or tell two apart.
 struct RunHeader {
     std::string version;                 // tilepipe's
@@ -90,6 +98,7 @@ struct RunHeader {
     std::string start_time;              // UTC, ISO 8601, when the threads started
     bool interrupted = false;            // a signal (Ctrl-C) ended the sources early
     int signal = 0;                      // that signal's number (not in the JSON: exit_status says it)
+    bool cut_short = false;              // a second signal ended the drain at once (cut_losses)
     int exit_status = 0;                 // what `tilepipe run` exits with
 };
 
@@ -112,6 +121,7 @@ struct RunReport {
     std::vector<ChannelReport> channels;
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
+    std::vector<CutLoss> cut_losses;      // nodes that freed packets when the run was cut short
     LatencyReport latency;
 
     // Delivered over `seconds` (the headline).

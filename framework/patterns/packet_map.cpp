@@ -58,7 +58,7 @@ bool MapEmitterTask::poll() {
         progress = send_pending();
         if (!unsent_.empty()) return progress;
     }
-    if (failed()) return discard_inputs() || progress;  // no new tasks after a failure
+    if (giving_back()) return discard_inputs() || progress;  // no new tasks after a failure or a cut
     uint64_t slot;
     while (freed_->try_recv(slot)) free_.push_back(static_cast<uint32_t>(slot));
     if (free_.empty()) return progress;  // every slot in flight: back-pressure
@@ -130,7 +130,7 @@ bool MapWorkerTask::poll() {
     Burst& part = part_;
     std::copy_n(s.input.d + first, count, part.d);
     part.n = count;
-    if (failed()) {
+    if (giving_back()) {
         for (const PacketDesc& d : part) drop_after_failure(d);
         part.n = 0;
     } else {
@@ -189,7 +189,7 @@ bool MapCollectorTask::emit_ready() {
             freed_pending_ = true;
             count_passed(pending_.n, burst_bytes(pending_));  // for the report: what it completed
         }
-        if (pending_at_ < pending_.n && failed()) {
+        if (pending_at_ < pending_.n && giving_back()) {
             for (uint16_t i = pending_at_; i < pending_.n; ++i) drop_after_failure(pending_.d[i]);
             pending_at_ = pending_.n;
         }

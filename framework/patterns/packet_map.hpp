@@ -87,6 +87,8 @@ public:
     bool done() const override { return done_; }
     // A failed worker keeps the map flowing: it forwards every task and returns an empty share.
     bool poll_failed() override;
+    // Cut short: as after a failure, but no task is half done (poll_failed's first step).
+    bool poll_cut() override { return poll(); }
 
 private:
     MapTaskSlots& slots_;

@@ -100,6 +100,7 @@ void NodeTask::stage_for_outputs(const Burst& b) {
 }
 
 void NodeTask::process(Burst& b, size_t from) {
+    taken_total_ += b.n;
     if (s_.report_drops) run_chain_reporting_drops(b, from);
     else run_chain(b, from);
     if (residence_) residence_->handed_on(b, taken_at_, taken_, rte_rdtsc());
@@ -242,6 +243,7 @@ bool NodeTask::poll_failed() {
 
 bool NodeTask::poll() {
     if (done_) return false;
+    if (s_.stall && s_.stall->holds(taken_total_)) return false;  // held up on purpose: no work
     bool progress = false;
     if (pending()) {
         progress = flush();

@@ -32,6 +32,7 @@
 #include "framework/channel/channel.hpp"
 #include "framework/graph/app_graph.hpp"
 #include "framework/metrics/latency_config.hpp"
+#include "framework/runtime/chaos_stall.hpp"
 #include "framework/runtime/latency_probe.hpp"
 #include "framework/runtime/reorder_window.hpp"
 #include "framework/runtime/task.hpp"
@@ -48,6 +49,7 @@ struct NodeTaskSpec {
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
     LatencyConfig latency{LatencyConfig::Mode::Off, 0};
+    std::optional<ChaosStall> stall;  // the app's `chaos:` stall, when it names this node
 };
 
 class NodeTask final : public Task {
@@ -65,6 +67,8 @@ public:
     const SinkLatency* sink_latency() const { return sink_latency_.get(); }
     // Queue wait and processing time (nullptr unless `latency: all`).
     const NodeResidence* residence() const { return residence_.get(); }
+    // TSC cycles a chaos stall held this node still (0: none); read after the join.
+    uint64_t stalled_cycles() const { return s_.stall ? s_.stall->stalled_cycles() : 0; }
 
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none
@@ -106,6 +110,7 @@ private:
     uint64_t taken_at_ = 0;       // residence: TSC when the burst in hand was taken
     uint16_t taken_ = 0;          // residence: packets taken into it
     bool abandoned_ = false;      // failure: held packets given back, outputs closed
+    uint64_t taken_total_ = 0;    // packets taken (a source's: emitted), for a chaos stall
     bool done_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <rte_pause.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -77,7 +78,7 @@ void Scheduler::run_tile(Tile& t) {
 
     size_t live = t.tasks.size();
     uint32_t idle = 0;
-    while (live != 0) {
+    while (live != 0 && !cut_requested()) {
         if (poll_all(t)) {
             idle = 0;
             live = live_tasks(t.tasks);
@@ -119,6 +120,34 @@ void Scheduler::start() {
 void Scheduler::join() {
     for (auto& t : tiles_)
         if (t->thread.joinable()) t->thread.join();
+}
+
+size_t Scheduler::finish_cut() {
+    std::vector<Task*> tasks;
+    for (auto& t : tiles_)
+        for (Task* task : t->tasks)
+            if (!task->finished()) {
+                task->mark_cut();
+                tasks.push_back(task);
+            }
+    const size_t cut = tasks.size();
+    // Each round every task gives back and forwards what it can; a task ends once its inputs
+    // are closed and drained, and each closes its outputs on its first call, so this ends.
+    while (!tasks.empty()) {
+        for (Task* task : tasks) {
+            if (task->failed()) {
+                task->poll_failed();
+                continue;
+            }
+            try {
+                task->poll_cut();
+            } catch (const std::exception& e) {
+                task->record_failure(e.what());
+            }
+        }
+        std::erase_if(tasks, [](const Task* task) { return task->finished(); });
+    }
+    return cut;
 }
 
 std::chrono::steady_clock::time_point Scheduler::end_time() const {

@@ -6,6 +6,8 @@
 // Doorbell until a producer or consumer of one of its channels rings it. Threads register
 // with DPDK (rte_thread_register) so that mempool per-lcore caches work for them.
 // An exception out of a task's poll() fails that task, not the thread: see Task.
+// A cut (cut_requested(), a second Ctrl-C) ends every thread at its next poll; finish_cut()
+// then frees what the tasks and channels still hold.
 #pragma once
 
 #include <atomic>
@@ -40,6 +42,11 @@ public:
     void start();
     bool finished() const { return running_.load(std::memory_order_acquire) == 0; }
     void join();
+    // After join(), when the run was cut short (cut_requested()): gives every task that is not
+    // done poll_cut() in turn on this thread until each has freed and counted what it held,
+    // what its inputs held and what its upstream still hands it.
+    // Returns how many tasks it had to cut (0: the run had ended before the cut).
+    size_t finish_cut();
 
     std::chrono::steady_clock::time_point start_time() const { return t0_; }
     std::chrono::steady_clock::time_point end_time() const;

@@ -12,7 +12,8 @@ bool Task::poll_failed() {
 void Task::drop_after_failure(const PacketDesc& d) {
     if (d.mbuf == nullptr) return;
     free_packet(d.mbuf);
-    ++failure_drops_;
+    if (failed_) ++failure_drops_;
+    else ++cut_drops_;
 }
 
 }  // namespace tp

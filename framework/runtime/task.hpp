@@ -6,6 +6,11 @@
 // poll_failed() instead of poll(): the task gives back what it held and what still reaches it
 // (each packet freed and counted in failure_drops()), ends its outputs, and is done once its
 // inputs are, so the rest of the app drains and the report stays exact.
+//
+// Cut short (a second Ctrl-C: cut_requested()): the threads stop polling, and after the join
+// the main thread gives every task the same treatment through poll_cut(): what it held and
+// what still reaches it is freed and counted in cut_drops(), and the outputs end, so the run
+// ends at once with every packet accounted for.
 #pragma once
 
 #include <atomic>
@@ -24,6 +29,9 @@ public:
     // Called instead of poll() once poll() has thrown; must not throw. The default ends the
     // task at once, which suits a task that holds no packets and no channel ends.
     virtual bool poll_failed();
+    // Called instead of poll() once the run is cut short (on one thread, after the tiles
+    // joined); must not throw. The default is poll_failed(), whose giving back suits both.
+    virtual bool poll_cut() { return poll_failed(); }
     // Done, or ended after a failure: the thread polls it no more.
     bool finished() const { return ended_ || done(); }
 
@@ -47,9 +55,18 @@ public:
     // Packets freed by the failure path (in flight in this task when it failed, or arriving after).
     uint64_t failure_drops() const { return failure_drops_; }
 
+    // Set by the main thread after the join when the run is cut short; poll_cut() from then on.
+    void mark_cut() { cut_ = true; }
+    bool cut() const { return cut_; }
+    // Packets freed by the cut (in flight in this task or reaching it after the cut).
+    uint64_t cut_drops() const { return cut_drops_; }
+    // Failed or cut: the task frees what it holds and what reaches it instead of working.
+    bool giving_back() const { return failed_ || cut_; }
+
 protected:
     void end_after_failure() { ended_ = true; }
-    // Frees the packet a failed task gives back and counts it; a hole marker (no mbuf) is no packet.
+    // Frees the packet a failed or cut task gives back and counts it (as a failure's drop, or
+    // the cut's); a hole marker (no mbuf) is no packet.
     void drop_after_failure(const PacketDesc& d);
     void count_passed(uint64_t packets, uint64_t bytes) {
         passed_packets_.store(passed_packets_.load(std::memory_order_relaxed) + packets, std::memory_order_relaxed);
@@ -64,6 +81,8 @@ private:
     bool ended_ = false;
     std::string failure_;
     uint64_t failure_drops_ = 0;
+    bool cut_ = false;
+    uint64_t cut_drops_ = 0;
 };
 
 }  // namespace tp

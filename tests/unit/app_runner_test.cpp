@@ -11,6 +11,7 @@
 #include "framework/runtime/stop_request.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +113,58 @@ TEST(AppRunner, StopRequestEndsAnEndlessSourceWithEverythingDrained) {
     stopper.join();
     clear_stop_request();
     EXPECT_GT(r.packets, 0u);
+    expect_accounted(r);
+}
+
+// A second signal while the drain cannot end (the sink stands still for ten minutes): the
+// tiles stop where they are and every packet in flight, in an ordered farm's reorder window,
+// its queues or a map's task slots, is freed and counted. Signals are raised in the process;
+// the run goes on in a thread of its own.
+class CutShort : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CutShort, ASecondSignalEndsTheDrainAtOnceWithEveryPacketCountedAndThePoolFull) {
+    AppConfig app = parse_app_config(std::string("pipeline:\n  - { stage: synth, count: 0 }\n  - parse\n") + GetParam() +
+                                         "  - drop\nchaos: { stall: drop, stall_ms: 600000, after_packets: 20000 }\n",
+                                     "t.yaml");
+    AppRunner runner(app);
+    install_stop_signal_handlers(SecondSignal::CutShort);
+    RunReport r;
+    std::thread run([&] { r = runner.run(); });
+    while (runner.live_view().report.delivered < 20000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::raise(SIGINT);
+    std::raise(SIGINT);
+    run.join();
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    clear_stop_request();
+    EXPECT_TRUE(r.header.interrupted);
+    EXPECT_EQ(r.header.signal, SIGINT);
+    ASSERT_TRUE(r.header.cut_short);
+    uint64_t lost = 0;
+    for (const CutLoss& c : r.cut_losses) lost += c.lost;
+    EXPECT_GT(lost, 0u);
+    EXPECT_EQ(r.drops, lost);
+    EXPECT_TRUE(r.failures.empty());
+    expect_accounted(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Patterns, CutShort,
+    ::testing::Values("  - farm: { name: fw, workers: 3, worker: [pass] }\n",
+                      "  - farm: { name: fw, workers: 3, dispatch: flow_hash, collect: ordered, worker: [pass] }\n",
+                      "  - map: { name: m, workers: 4, worker: [pass] }\n"));
+
+TEST(AppRunner, AChaosStallHoldsItsNodeStillOnceAndTheRunLosesNothing) {
+    const RunReport r = run_yaml(
+        "pool: { mbufs: 1023, cache: 0 }\npipeline:\n  - { stage: synth, count: 50000 }\n"
+        "  - farm: { name: fw, workers: 2, worker: [pass] }\n  - drop\n"
+        "chaos: { stall: fw.1, stall_ms: 50, after_packets: 100 }\n");
+    EXPECT_EQ(r.delivered, 50000u);
+    EXPECT_EQ(r.drops, 0u);
+    for (const TileReport& t : r.tiles) {
+        if (t.node == "fw.1") EXPECT_GE(t.stalled_ms, 50.0);
+        else EXPECT_EQ(t.stalled_ms, 0.0) << t.node;
+    }
     expect_accounted(r);
 }
 

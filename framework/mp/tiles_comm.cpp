@@ -1,0 +1,571 @@
+#include "framework/mp/tiles_comm.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace tp::mp::detail {
+
+namespace {
+// Network tags (bound to queue 0 of every rank's tile).
+constexpr noc::Tag kEnvelope = 0x6d01;  // w0: tag | ctx << 32 | rts << 40; w1: bytes | send slot << 32; eager data
+constexpr noc::Tag kGrant = 0x6d02;     // w0: send slot | recv slot << 32; w1: bytes granted so far
+constexpr noc::Tag kData = 0x6d03;      // w0: recv slot | offset << 32; data
+constexpr noc::Tag kCredit = 0x6d04;    // w0: segments handed back
+constexpr size_t kWord = sizeof(uint64_t);
+constexpr uint32_t words_for(size_t bytes) { return static_cast<uint32_t>((bytes + kWord - 1) / kWord); }
+
+std::string who(int r) { return "rank " + std::to_string(r); }
+}  // namespace
+
+TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles)
+    : options(o), topology(std::move(t)), tile_of_rank(std::move(tiles)), net([&] {
+          noc::NetworkConfig c;
+          c.tiles = static_cast<uint32_t>(tile_of_rank.size());
+          c.queues = 1;
+          // Room for every peer's credits of full segments, within reason: beyond it a push
+          // is refused and retried, never lost.
+          const uint64_t want = uint64_t{c.tiles} * o.credits * (noc::kMaxPayload + 1) + 64 * c.tiles;
+          uint32_t words = 256;
+          while (words < want && words < (1u << 15)) words *= 2;
+          c.queue_words = words;
+          c.max_payload = noc::kMaxPayload;
+          // The ranks ring their own doorbells (TilesShared::bells): only the receiver ever
+          // parks, so the network's bell on every pop (for parked senders) would be a fence
+          // per message for nobody.
+          c.doorbells = false;
+          return c;
+      }()),
+      flags(std::make_unique<Flag[]>(tile_of_rank.size())),
+      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())) {
+    const int n = static_cast<int>(tile_of_rank.size());
+    for (noc::TileId r = 0; r < static_cast<noc::TileId>(n); ++r)
+        for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit}) net.bind_tag(r, tag, 0);
+    auto hops = [&](int a, int b) { return topology.hops(tile_of_rank[a], tile_of_rank[b]); };
+    trees.reserve(n);
+    for (int root = 0; root < n; ++root) trees.push_back(mesh_tree(n, root, hops));
+}
+
+TilesComm::TilesComm(TilesShared& shared, int rank)
+    : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
+      mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
+      credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0) {}
+
+size_t TilesComm::live_requests() const {
+    size_t n = 0;
+    for (const SendOp& s : sends_) n += s.live;
+    for (const RecvOp& r : recvs_) n += r.live;
+    return n;
+}
+
+// ---- posting and completing -------------------------------------------------------------
+
+int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call) {
+    int slot;
+    if (!free_sends_.empty()) {
+        slot = free_sends_.back();
+        free_sends_.pop_back();
+    } else {
+        slot = static_cast<int>(sends_.size());
+        sends_.emplace_back();
+    }
+    SendOp& s = sends_[slot];
+    s = SendOp{};
+    s.live = true;
+    s.dest = dest;
+    s.ctx = ctx;
+    s.tag = tag;
+    s.buf = static_cast<const std::byte*>(buf);
+    s.bytes = bytes;
+    s.rts = bytes > kEagerBytes;
+    s.call = call;
+    outbox_.push_back(slot);
+    push_sends();
+    return slot;
+}
+
+int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag, const char* call, int replace_send) {
+    int slot;
+    if (!free_recvs_.empty()) {
+        slot = free_recvs_.back();
+        free_recvs_.pop_back();
+    } else {
+        slot = static_cast<int>(recvs_.size());
+        recvs_.emplace_back();
+    }
+    {
+        RecvOp& r = recvs_[slot];
+        std::vector<std::byte> staging = std::move(r.staging);
+        r = RecvOp{};
+        r.staging = std::move(staging);
+        r.live = true;
+        r.source = source;
+        r.ctx = ctx;
+        r.tag = tag;
+        r.buf = static_cast<std::byte*>(buf);
+        r.cap = cap;
+        r.call = call;
+        r.replace_send = replace_send;
+        if (replace_send >= 0) r.staging.resize(shared_.options.replace_buffer);
+    }
+    // The oldest unexpected envelope that fits matches first (MPI's order).
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+        if (it->ctx != ctx || (source != any_source && it->src != source) || !tag_fits(tag, it->tag)) continue;
+        Unexpected u = std::move(*it);
+        unexpected_.erase(it);
+        match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data());
+        return slot;
+    }
+    recvs_[slot].posted = true;
+    posted_.push_back(slot);
+    return slot;
+}
+
+template <typename Done>
+void TilesComm::block(Done&& done, const char* call) {
+    if (done()) return;
+    const WaitPolicy& policy = shared_.options.wait;
+    policy.wait(
+        [&] {
+            progress();
+            return done();
+        },
+        [&](auto& attempt) {
+            check_peers(call);
+            return park_on(bell_, policy, attempt);
+        });
+}
+
+RawStatus TilesComm::finish_recv(int slot) {
+    RecvOp& r = recvs_[slot];
+    RawStatus st{r.msrc, static_cast<int>(r.mtag), r.total};
+    r.live = false;
+    active_.erase(std::remove(active_.begin(), active_.end(), slot), active_.end());
+    free_recvs_.push_back(slot);
+    return st;
+}
+
+void TilesComm::finish_send(int slot) {
+    sends_[slot].live = false;
+    free_sends_.push_back(slot);
+}
+
+// ---- progress ---------------------------------------------------------------------------
+
+bool TilesComm::progress() {
+    bool any = false;
+    noc::MessageHeader h;
+    for (int i = 0; i < 64 && net_.try_pop(mailbox_, h, scratch_); ++i) {
+        handle(h);
+        any = true;
+    }
+    if (!outbox_.empty()) any |= push_sends();
+    any |= push_control();
+    return any;
+}
+
+void TilesComm::handle(const noc::MessageHeader& h) {
+    const int src = static_cast<int>(h.source);
+    const uint64_t* w = scratch_;
+    switch (h.tag) {
+    case kEnvelope:
+        ++owed_[src];
+        on_envelope(src, w);
+        break;
+    case kData: {
+        ++owed_[src];
+        RecvOp& r = recvs_[static_cast<uint32_t>(w[0])];
+        const size_t offset = w[0] >> 32;
+        const size_t n = std::min(size_t{h.length - 1} * kWord, r.total - offset);
+        deliver(r, offset, reinterpret_cast<const std::byte*>(w + 1), n);
+        break;
+    }
+    case kGrant: {
+        SendOp& s = sends_[static_cast<uint32_t>(w[0])];
+        s.recv_id = static_cast<uint32_t>(w[0] >> 32);
+        s.granted = std::max<size_t>(s.granted, w[1]);
+        break;
+    }
+    case kCredit:
+        credits_[src] += static_cast<uint32_t>(w[0]);
+        break;
+    default:
+        break;  // nothing else is bound to this queue
+    }
+}
+
+void TilesComm::on_envelope(int src, const uint64_t* w) {
+    const uint32_t tag = static_cast<uint32_t>(w[0]);
+    const int ctx = static_cast<int>((w[0] >> 32) & 0xff);
+    const bool rts = ((w[0] >> 40) & 1) != 0;
+    const size_t total = static_cast<uint32_t>(w[1]);
+    const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
+    const auto* eager = reinterpret_cast<const std::byte*>(w + 2);
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        RecvOp& r = recvs_[*it];
+        if (r.ctx != ctx || (r.source != any_source && r.source != src) || !tag_fits(r.tag, tag)) continue;
+        const int slot = *it;
+        posted_.erase(it);
+        r.posted = false;
+        match(slot, src, tag, total, rts, msgid, eager);
+        return;
+    }
+    Unexpected u{src, ctx, tag, total, rts, msgid, {}};
+    if (!rts) u.data.assign(eager, eager + total);
+    unexpected_.push_back(std::move(u));
+}
+
+void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager) {
+    RecvOp& r = recvs_[slot];
+    r.matched = true;
+    r.msrc = src;
+    r.mtag = tag;
+    r.total = total;
+    r.msgid = msgid;
+    if (total > r.cap) {
+        if (r.ctx != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
+            r.done = true;
+            return;
+        }
+        fail(r.call, "message truncated: " + who(src) + " sent " + std::to_string(total) + " bytes (tag " +
+                         std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
+    }
+    if (!rts) {
+        deliver(r, 0, eager, total);
+        if (total == 0) r.done = r.replace_send < 0 || sends_[r.replace_send].done;
+        return;
+    }
+    active_.push_back(slot);
+    regrant(r);
+}
+
+void TilesComm::deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n) {
+    if (r.replace_send < 0) {
+        std::memcpy(r.buf + offset, data, n);
+        r.received += n;
+        r.flushed = r.received;
+        if (r.received == r.total) r.done = true;
+        return;
+    }
+    // sendrecv_replace: stage in the ring; bytes move into the buffer once sent from it.
+    const size_t ring = r.staging.size();
+    for (size_t done = 0; done < n;) {
+        const size_t at = (offset + done) % ring;
+        const size_t k = std::min(n - done, ring - at);
+        std::memcpy(r.staging.data() + at, data + done, k);
+        done += k;
+    }
+    r.received += n;
+    flush_replace(r);
+}
+
+void TilesComm::flush_replace(RecvOp& r) {
+    const SendOp& s = sends_[r.replace_send];
+    // Bytes of the buffer the send no longer needs: all once done, else those pushed.
+    const size_t free_upto = s.done ? r.cap : s.pushed;
+    const size_t ring = r.staging.size();
+    while (r.flushed < std::min(r.received, free_upto)) {
+        const size_t at = r.flushed % ring;
+        const size_t k = std::min({std::min(r.received, free_upto) - r.flushed, ring - at});
+        std::memcpy(r.buf + r.flushed, r.staging.data() + at, k);
+        r.flushed += k;
+    }
+    if (r.matched && r.flushed == r.total && s.done) r.done = true;
+    else if (r.matched) regrant(r);
+}
+
+// A long receive's grant: everything at once, or for sendrecv_replace what the ring can hold
+// beyond the bytes already moved into the buffer. Pushed when it grew by a segment or more,
+// or reached the end.
+void TilesComm::regrant(RecvOp& r) {
+    if (r.total <= kEagerBytes) return;  // eager: nothing to grant
+    const size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
+    if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
+        r.granted = want;
+        r.grant_due = true;
+    }
+}
+
+bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
+    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) return false;
+    shared_.bells[dest].ring();  // after the publish: a receiver parked on it re-checks (see Doorbell)
+    return true;
+}
+
+bool TilesComm::push_sends() {
+    bool any = false;
+    uint64_t w[noc::kMaxPayload];
+    // Envelopes to one destination leave in posting order: once one cannot go, later ones wait.
+    std::vector<int> blocked_dests;  // allocates only when a destination is out of credits
+    for (size_t i = 0; i < outbox_.size();) {
+        const int slot = outbox_[i];
+        SendOp& s = sends_[slot];
+        const bool dest_blocked = std::find(blocked_dests.begin(), blocked_dests.end(), s.dest) != blocked_dests.end();
+        if (!s.envelope_out) {
+            if (dest_blocked || credits_[s.dest] == 0) {
+                blocked_dests.push_back(s.dest);
+                ++i;
+                continue;
+            }
+            w[0] = uint64_t{s.tag} | (uint64_t(s.ctx) << 32) | (uint64_t{s.rts} << 40);
+            w[1] = uint64_t(s.bytes) | (uint64_t(slot) << 32);
+            uint32_t n = 2;
+            if (!s.rts) {
+                if (s.bytes != 0) std::memcpy(w + 2, s.buf, s.bytes);
+                n += words_for(s.bytes);
+            }
+            if (!push(s.dest, kEnvelope, w, n)) {
+                blocked_dests.push_back(s.dest);
+                ++i;
+                continue;
+            }
+            --credits_[s.dest];
+            s.envelope_out = true;
+            any = true;
+            if (!s.rts) s.pushed = s.bytes;
+        }
+        while (s.rts && s.pushed < s.granted && credits_[s.dest] != 0) {
+            const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
+            w[0] = uint64_t{s.recv_id} | (uint64_t(s.pushed) << 32);
+            std::memcpy(w + 1, s.buf + s.pushed, k);
+            if (!push(s.dest, kData, w, 1 + words_for(k))) break;
+            --credits_[s.dest];
+            s.pushed += k;
+            any = true;
+        }
+        if (s.pushed == s.bytes && s.envelope_out) {
+            s.done = true;
+            outbox_.erase(outbox_.begin() + static_cast<std::ptrdiff_t>(i));
+            continue;
+        }
+        ++i;
+    }
+    // A sendrecv_replace's receive may now move staged bytes into the buffer.
+    for (int slot : active_) {
+        RecvOp& r = recvs_[slot];
+        if (r.replace_send >= 0) flush_replace(r);
+    }
+    return any;
+}
+
+bool TilesComm::push_control() {
+    bool any = false;
+    const uint32_t batch = std::max(1u, credits_max_ / 2);
+    for (size_t src = 0; src < owed_.size(); ++src) {
+        if (owed_[src] < batch || finished(static_cast<int>(src))) continue;
+        const uint64_t w = owed_[src];
+        if (push(static_cast<int>(src), kCredit, &w, 1)) {
+            owed_[src] = 0;
+            any = true;
+        }
+    }
+    for (size_t i = 0; i < active_.size();) {
+        RecvOp& r = recvs_[active_[i]];
+        if (r.grant_due) {
+            const uint64_t w[2] = {uint64_t{r.msgid} | (uint64_t(active_[i]) << 32), r.granted};
+            if (push(r.msrc, kGrant, w, 2)) {
+                r.grant_due = false;
+                any = true;
+            }
+        }
+        if (r.done || !r.live) {
+            active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+            continue;
+        }
+        ++i;
+    }
+    return any;
+}
+
+// Called while blocked: fails when an operation waits on a rank whose function has ended.
+void TilesComm::check_peers(const char* call) {
+    auto gone = [&](int r) { return r != rank_ && finished(r); };
+    bool suspect = false;
+    for (const RecvOp& r : recvs_)
+        if (r.live && !r.done)
+            suspect |= r.matched ? r.received < r.total && gone(r.msrc) : (r.source == any_source || gone(r.source));
+    for (const SendOp& s : sends_)
+        if (s.live && !s.done) suspect |= gone(s.dest);
+    if (!suspect) return;
+    // What the finished ranks pushed before finishing is visible now (acquire above): take it.
+    while (progress()) {
+    }
+    for (const RecvOp& r : recvs_) {
+        if (!r.live || r.done) continue;
+        // (A sendrecv_replace's receive may have every byte and wait only for its own send.)
+        if (r.matched && r.received < r.total && gone(r.msrc))
+            fail(call, who(r.msrc) + " finished before sending all of its message");
+        if (!r.matched && r.source != any_source && gone(r.source))
+            fail(call, "waiting for a message from " + who(r.source) + ", which has finished without sending it");
+        if (!r.matched && r.source == any_source) {
+            bool all_gone = true;
+            for (int p = 0; p < size(); ++p) all_gone &= p == rank_ || finished(p);
+            if (all_gone) fail(call, "waiting for a message from any rank, and every other rank has finished");
+        }
+    }
+    for (const SendOp& s : sends_)
+        if (s.live && !s.done && gone(s.dest))
+            fail(call, "sending to " + who(s.dest) + ", which has finished without receiving the message");
+}
+
+// ---- point to point ---------------------------------------------------------------------
+
+void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
+    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "send");
+    block([&] { return sends_[s].done; }, "send");
+    finish_send(s);
+}
+
+RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
+    const int r = post_recv(buf, cap, source, 0, tag, "recv");
+    block([&] { return recvs_[r].done; }, "recv");
+    return finish_recv(r);
+}
+
+// Request slots: sends even, receives odd.
+Request TilesComm::isend_bytes(const void* buf, size_t bytes, int dest, int tag) {
+    return Request{2 * post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "isend")};
+}
+
+Request TilesComm::irecv_bytes(void* buf, size_t cap, int source, int tag) {
+    return Request{2 * post_recv(buf, cap, source, 0, tag, "irecv") + 1};
+}
+
+RawStatus TilesComm::wait_raw(Request& req) {
+    const int slot = req.slot / 2;
+    if (req.slot % 2 == 0) {
+        if (slot >= static_cast<int>(sends_.size()) || !sends_[slot].live) fail("wait", "the request is not pending");
+        block([&] { return sends_[slot].done; }, "wait");
+        finish_send(slot);
+        return RawStatus{};
+    }
+    if (slot >= static_cast<int>(recvs_.size()) || !recvs_[slot].live) fail("wait", "the request is not pending");
+    block([&] { return recvs_[slot].done; }, "wait");
+    return finish_recv(slot);
+}
+
+RawStatus TilesComm::sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
+                                    int source, int rtag) {
+    const int r = source == proc_null ? -1 : post_recv(rbuf, rcap, source, 0, rtag, "sendrecv");
+    const int s = dest == proc_null ? -1 : post_send(sbuf, sbytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv");
+    block([&] { return (s < 0 || sends_[s].done) && (r < 0 || recvs_[r].done); }, "sendrecv");
+    if (s >= 0) finish_send(s);
+    return r < 0 ? RawStatus{} : finish_recv(r);
+}
+
+RawStatus TilesComm::replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) {
+    if (dest == proc_null && source == proc_null) return RawStatus{};
+    if (dest == proc_null) {
+        const int r = post_recv(buf, bytes, source, 0, rtag, "sendrecv_replace");
+        block([&] { return recvs_[r].done; }, "sendrecv_replace");
+        return finish_recv(r);
+    }
+    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv_replace");
+    if (source == proc_null) {
+        block([&] { return sends_[s].done; }, "sendrecv_replace");
+        finish_send(s);
+        return RawStatus{};
+    }
+    const int r = post_recv(buf, bytes, source, 0, rtag, "sendrecv_replace", s);
+    block(
+        [&] {
+            RecvOp& rr = recvs_[r];
+            if (rr.matched && !rr.done && sends_[s].done) flush_replace(rr);
+            return sends_[s].done && rr.done;
+        },
+        "sendrecv_replace");
+    finish_send(s);
+    return finish_recv(r);
+}
+
+// ---- collectives ------------------------------------------------------------------------
+
+void TilesComm::coll_send(const void* buf, size_t bytes, int dest, uint32_t tag, const char* call) {
+    const int s = post_send(buf, bytes, dest, 1, tag, call);
+    block([&] { return sends_[s].done; }, call);
+    finish_send(s);
+}
+
+void TilesComm::coll_recv(void* buf, size_t bytes, int source, uint32_t tag, const char* call) {
+    const int r = post_recv(buf, bytes, source, 1, any_tag, call);
+    block([&] { return recvs_[r].done; }, call);
+    const uint32_t got = recvs_[r].mtag;
+    const size_t n = recvs_[r].total;
+    finish_recv(r);
+    static const char* kNames[] = {"?", "barrier", "barrier", "bcast", "reduce", "allreduce", "allreduce"};
+    if (got != tag) {
+        const uint32_t k = std::min<uint32_t>(got >> 28, 6);
+        fail(call, "collective mismatch: this is collective #" + std::to_string(coll_seq_) + " (" + call + ", root " +
+                       std::to_string((tag >> 16) & 0xfff) + ") here, " + who(source) + " called " + kNames[k] +
+                       " (root " + std::to_string((got >> 16) & 0xfff) + ") as collective #" +
+                       std::to_string(got & 0xffff));
+    }
+    if (n != bytes)
+        fail(call, "collective mismatch: " + who(source) + " sent " + std::to_string(n) +
+                       " bytes where this rank's count takes " + std::to_string(bytes));
+}
+
+void TilesComm::tree_bcast(void* buf, size_t bytes, int root, Kind k, const char* call) {
+    const MeshTree& t = shared_.trees[root];
+    const uint32_t tag = coll_tag(k, root);
+    if (rank_ != root) coll_recv(buf, bytes, t.parent[rank_], tag, call);
+    const auto& kids = t.children[rank_];
+    int slots[8];
+    for (size_t i = 0; i < kids.size(); ++i) slots[i] = post_send(buf, bytes, kids[i], 1, tag, call);
+    block(
+        [&] {
+            for (size_t i = 0; i < kids.size(); ++i)
+                if (!sends_[slots[i]].done) return false;
+            return true;
+        },
+        call);
+    for (size_t i = 0; i < kids.size(); ++i) finish_send(slots[i]);
+}
+
+void TilesComm::tree_reduce(const void* send, void* recv, int count, Type t, Op op, int root, Kind k,
+                            const char* call) {
+    const MeshTree& tree = shared_.trees[root];
+    const uint32_t tag = coll_tag(k, root);
+    const size_t bytes = size_t(count) * type_size(t);
+    std::vector<std::byte> acc(static_cast<const std::byte*>(send), static_cast<const std::byte*>(send) + bytes);
+    std::vector<std::byte> in(bytes);
+    for (int child : tree.children[rank_]) {
+        coll_recv(in.data(), bytes, child, tag, call);
+        combine(acc.data(), in.data(), count, t, op);
+    }
+    if (rank_ == root) {
+        if (bytes != 0) std::memcpy(recv, acc.data(), bytes);
+    } else {
+        coll_send(acc.data(), bytes, tree.parent[rank_], tag, call);
+    }
+}
+
+void TilesComm::barrier() {
+    ++coll_seq_;
+    char none = 0;
+    const MeshTree& t = shared_.trees[0];
+    for (int child : t.children[rank_]) coll_recv(&none, 0, child, coll_tag(kBarrierUp, 0), "barrier");
+    if (rank_ != 0) coll_send(&none, 0, t.parent[rank_], coll_tag(kBarrierUp, 0), "barrier");
+    tree_bcast(&none, 0, 0, kBarrierDown, "barrier");
+}
+
+void TilesComm::bcast_bytes(void* buf, size_t bytes, int root) {
+    ++coll_seq_;
+    tree_bcast(buf, bytes, root, kBcast, "bcast");
+}
+
+void TilesComm::reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) {
+    ++coll_seq_;
+    tree_reduce(send, recv, count, t, op, root, kReduce, "reduce");
+}
+
+void TilesComm::allreduce_raw(const void* send, void* recv, int count, Type t, Op op) {
+    ++coll_seq_;
+    const size_t bytes = size_t(count) * type_size(t);
+    std::vector<std::byte> tmp(bytes);
+    tree_reduce(send, tmp.data(), count, t, op, 0, kAllreduceUp, "allreduce");
+    if (rank_ == 0 && bytes != 0) std::memcpy(recv, tmp.data(), bytes);
+    tree_bcast(recv, bytes, 0, kAllreduceDown, "allreduce");
+}
+
+}  // namespace tp::mp::detail

@@ -1,0 +1,165 @@
+// TilesComm: one rank of the `tiles` backend, a protocol engine over noc::MessageNetwork.
+//
+// Every rank receives through one queue of its tile (queue 0; its four message tags are bound
+// there): envelopes, data segments, clear-to-send grants and credits from every other rank
+// arrive in it, so a receive from any_source looks at one place. A message up to
+// kEagerBytes travels inside its envelope (eager); a longer one sends an envelope announcing
+// it (ready-to-send), and once a receive matches it the receiver grants bytes (all of them,
+// or for sendrecv_replace no more than its bounded buffer can stage) and the sender streams
+// them in segments of kTilesSegmentBytes. Envelopes are matched in arrival order, which per
+// sender is send order, so pair order holds; unmatched envelopes wait in an unexpected list
+// (eager data copied, long data left at the sender).
+//
+// Flow control: a sender may have `credits` segments in flight to each receiver; the
+// receiver hands them back in batches as it pops them (it always pops everything: nothing
+// it needs to progress can be stuck behind). Control messages (grants, credits) need no
+// credit; a push the queue refuses is retried. A blocked rank drives progress between
+// attempts and parks on its doorbell, which every push into its queue rings (and a rank
+// that finishes, so that peers waiting on it notice).
+// Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "framework/mp/comm.hpp"
+#include "framework/mp/mesh_tree.hpp"
+#include "framework/mp/tiles_world.hpp"
+#include "framework/noc/message_network.hpp"
+#include "framework/runtime/doorbell.hpp"
+#include "framework/topology/topology.hpp"
+
+namespace tp::mp::detail {
+
+// What the ranks share: the network, the placement, the trees and who has finished.
+struct TilesShared {
+    TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles);
+    TilesOptions options;
+    Topology topology;
+    std::vector<int> tile_of_rank;
+    noc::MessageNetwork net;
+    std::vector<MeshTree> trees;  // per root
+    struct alignas(64) Flag {
+        std::atomic<bool> finished{false};
+    };
+    std::unique_ptr<Flag[]> flags;  // per rank: its function returned or threw
+    std::unique_ptr<Doorbell[]> bells;  // per rank: rung by every push into its queue
+};
+
+class TilesComm final : public Comm {
+public:
+    static constexpr size_t kEagerBytes = 125 * 8;
+
+    TilesComm(TilesShared& shared, int rank);
+    int rank() const override { return rank_; }
+    int size() const override { return static_cast<int>(shared_.tile_of_rank.size()); }
+    const char* backend() const override { return "tiles"; }
+    void barrier() override;
+    // Operations started and never waited (checked when the rank's function returns).
+    size_t live_requests() const;
+
+protected:
+    void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;
+    RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) override;
+    Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) override;
+    Request irecv_bytes(void* buf, size_t cap, int source, int tag) override;
+    RawStatus wait_raw(Request& r) override;
+    RawStatus sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap, int source,
+                             int rtag) override;
+    RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) override;
+    void bcast_bytes(void* buf, size_t bytes, int root) override;
+    void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) override;
+    void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) override;
+
+private:
+    struct SendOp {
+        bool live = false, done = false;
+        int dest = 0, ctx = 0;
+        uint32_t tag = 0;
+        const std::byte* buf = nullptr;
+        size_t bytes = 0;
+        bool rts = false;           // long: envelope first, data once granted
+        bool envelope_out = false;
+        size_t granted = 0, pushed = 0;
+        uint32_t recv_id = 0;       // the receiver's operation, from its grant
+        const char* call = "";
+    };
+    struct RecvOp {
+        bool live = false, done = false, posted = false;
+        int source = 0, ctx = 0;
+        int64_t tag = 0;            // any_tag or a tag
+        std::byte* buf = nullptr;
+        size_t cap = 0;
+        bool matched = false;
+        int msrc = 0;
+        uint32_t mtag = 0;
+        size_t total = 0, received = 0, flushed = 0, granted = 0;
+        bool grant_due = false;     // a grant to push (the queue refused it, or it grew)
+        uint32_t msgid = 0;
+        int replace_send = -1;      // sendrecv_replace: the send whose bytes it may overwrite
+        std::vector<std::byte> staging;  // sendrecv_replace: a ring of replace_buffer bytes
+        const char* call = "";
+    };
+    struct Unexpected {
+        int src = 0, ctx = 0;
+        uint32_t tag = 0;
+        size_t total = 0;
+        bool rts = false;
+        uint32_t msgid = 0;
+        std::vector<std::byte> data;  // eager payload
+    };
+
+    int post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call);
+    int post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag, const char* call, int replace_send = -1);
+    RawStatus finish_recv(int slot);
+    void finish_send(int slot);
+    template <typename Done>
+    void block(Done&& done, const char* call);
+    bool progress();
+    void handle(const noc::MessageHeader& h);
+    void on_envelope(int src, const uint64_t* w);
+    void match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager);
+    void deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n);
+    void flush_replace(RecvOp& r);
+    void regrant(RecvOp& r);
+    bool push_sends();
+    bool push_control();
+    bool push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n);
+    void check_peers(const char* call);
+    bool finished(int r) const { return shared_.flags[r].finished.load(std::memory_order_acquire); }
+    static bool tag_fits(int64_t want, uint32_t got) { return want == any_tag || uint32_t(want) == got; }
+
+    // Collectives: messages on context 1, tagged with (kind, root, sequence) so that a
+    // mismatched call is recognised.
+    enum Kind : uint32_t { kBarrierUp = 1, kBarrierDown, kBcast, kReduce, kAllreduceUp, kAllreduceDown };
+    uint32_t coll_tag(Kind k, int root) const { return (uint32_t(k) << 28) | (uint32_t(root) << 16) | (coll_seq_ & 0xffff); }
+    void coll_send(const void* buf, size_t bytes, int dest, uint32_t tag, const char* call);
+    void coll_recv(void* buf, size_t bytes, int source, uint32_t tag, const char* call);
+    void tree_bcast(void* buf, size_t bytes, int root, Kind k, const char* call);
+    void tree_reduce(const void* send, void* recv, int count, Type t, Op op, int root, Kind k, const char* call);
+
+    TilesShared& shared_;
+    noc::MessageNetwork& net_;
+    const int rank_;
+    const uint32_t credits_max_;
+    noc::MessageNetwork::Mailbox mailbox_;
+    Doorbell* bell_;
+    std::vector<SendOp> sends_;
+    std::vector<RecvOp> recvs_;
+    std::vector<int> free_sends_, free_recvs_;
+    std::vector<int> outbox_;   // send slots with something left to push, in posting order
+    std::vector<int> posted_;   // unmatched receive slots, in posting order
+    std::vector<int> active_;   // matched long receives still taking data
+    std::deque<Unexpected> unexpected_;
+    std::vector<uint32_t> credits_;  // per destination: segments it can still take
+    std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
+    uint32_t next_msgid_ = 0;
+    uint32_t coll_seq_ = 0;
+    uint64_t scratch_[noc::kMaxPayload];
+};
+
+}  // namespace tp::mp::detail

@@ -1,0 +1,91 @@
+#include "framework/mp/tiles_world.hpp"
+
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/mp/tiles_comm.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+#include "framework/topology/placement.hpp"
+
+namespace tp::mp {
+
+namespace {
+
+void check(const TilesOptions& o) {
+    if (o.ranks < 1) throw std::invalid_argument("tiles: --ranks must be at least 1, not " + std::to_string(o.ranks));
+    if (o.ranks > 4096) throw std::invalid_argument("tiles: at most 4096 ranks, not " + std::to_string(o.ranks));
+    if (o.credits < 2) throw std::invalid_argument("tiles: credits must be at least 2, not " + std::to_string(o.credits));
+    if (o.replace_buffer < kTilesSegmentBytes)
+        throw std::invalid_argument("tiles: the sendrecv_replace buffer must hold one segment (" +
+                                    std::to_string(kTilesSegmentBytes) + " bytes), not " +
+                                    std::to_string(o.replace_buffer));
+}
+
+// First error wins: it is the cause; ranks that then failed waiting on the rank that raised
+// it come later.
+class FirstError {
+public:
+    void offer(std::exception_ptr e) {
+        std::lock_guard lock(mu_);
+        if (!first_) first_ = e;
+    }
+    void rethrow() {
+        if (first_) std::rethrow_exception(first_);
+    }
+
+private:
+    std::mutex mu_;
+    std::exception_ptr first_;
+};
+
+}  // namespace
+
+void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn) {
+    check(options);
+    const size_t n = static_cast<size_t>(options.ranks);
+    Topology topo = Topology::preset(options.topology.empty() ? "host" : options.topology, n);
+    PlacementRequest req;
+    req.nodes = n;
+    req.policy = placement_policy(options.placement);
+    for (size_t r = 0; r + 1 < n; ++r) req.edges.push_back(TrafficEdge{r, r + 1, 1.0});
+    std::vector<int> tiles;
+    try {
+        tiles = place_nodes(topo, req);
+    } catch (const PlacementError& e) {
+        throw std::invalid_argument("tiles: cannot place " + std::to_string(n) + " ranks on " + topo.name() + ": " +
+                                    e.what());
+    }
+    const ThreadMap threads = map_tiles_to_cpus(topo, tiles, allowed_cpus(), false);
+    detail::TilesShared shared(options, std::move(topo), tiles);
+
+    FirstError error;
+    std::vector<std::thread> pool;
+    pool.reserve(n);
+    for (size_t r = 0; r < n; ++r) {
+        pool.emplace_back([&, r] {
+            if (options.pin) pin_current_thread(threads.cpu_of_thread[threads.thread_of_node[r]]);
+            const int rank = static_cast<int>(r);
+            try {
+                detail::TilesComm comm(shared, rank);
+                fn(comm);
+                if (const size_t live = comm.live_requests(); live != 0)
+                    throw Error(rank, "finalize", std::to_string(live) + " request(s) started and never waited");
+            } catch (const Error&) {
+                error.offer(std::current_exception());
+            } catch (const std::exception& e) {
+                error.offer(std::make_exception_ptr(Error(rank, "rank function", e.what())));
+            }
+            // release: what this rank pushed is visible to a peer that sees it finished.
+            shared.flags[r].finished.store(true, std::memory_order_release);
+            for (size_t p = 0; p < n; ++p) shared.bells[p].ring();
+        });
+    }
+    for (std::thread& t : pool) t.join();
+    error.rethrow();
+}
+
+}  // namespace tp::mp

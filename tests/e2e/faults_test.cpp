@@ -1,0 +1,363 @@
+// Faults a user meets, driven through the CLI: signals during a run, the default pool of
+// wide farms, pools too small or too large for the host, and a tile held up on purpose (the
+// `chaos:` setting). Each run ends with every packet accounted for, or with an error that
+// names the setting to change and its value.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/cli.hpp"
+#include "tests/support/process.hpp"
+
+namespace tp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string app_file(const std::string& name, const std::string& yaml) {
+    const std::string path = tmp_path(name);
+    std::ofstream(path) << yaml;
+    return path;
+}
+
+// synth -> parse -> farm of `workers` pass workers -> drop, on defaults unless `extra` says more.
+std::string farm_yaml(unsigned workers, const std::string& count, const std::string& extra = "") {
+    return extra + "pipeline:\n  - { stage: synth, count: " + count + " }\n  - parse\n  - farm:\n      name: fw\n"
+           "      workers: " + std::to_string(workers) + "\n      worker: [pass]\n  - drop\n";
+}
+
+void expect_exact(const nlohmann::json& j) {
+    ASSERT_FALSE(j.is_discarded()) << "no report";
+    EXPECT_EQ(j["unaccounted"], 0);
+    EXPECT_TRUE(j["pools_full"].get<bool>());
+    EXPECT_EQ(j["packets"].get<uint64_t>(), j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>());
+}
+
+const nlohmann::json& tile_named(const nlohmann::json& j, const std::string& node) {
+    for (const auto& t : j["tiles"])
+        if (t["node"] == node) return t;
+    static const nlohmann::json none;
+    ADD_FAILURE() << "no tile " << node;
+    return none;
+}
+
+// `tilepipe run CONF --json FILE` in the background, for signals.
+class BackgroundRun {
+public:
+    explicit BackgroundRun(const std::string& conf) {
+        pid_ = fork();
+        if (pid_ == 0) {
+            const std::string cmd = "cd '" + source_root() + "' && exec '" + tilepipe_bin() + "' run '" + conf +
+                                    "' --json " + json_ + " >" + out_ + " 2>" + err_;
+            execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+            _exit(127);
+        }
+    }
+    ~BackgroundRun() {
+        if (pid_ > 0 && status_ < 0) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+        for (const auto& p : {json_, out_, err_}) fs::remove(p);
+    }
+    // Waits (at most a minute: a safety net, not a timing) until stderr says `text`.
+    bool wait_for(const std::string& text) const {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (err().find(text) == std::string::npos) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return true;
+    }
+    void signal(int s) const { ASSERT_EQ(kill(pid_, s), 0); }
+    // The exit status (128 + signal when killed).
+    int wait() {
+        int st = 0;
+        waitpid(pid_, &st, 0);
+        status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return status_;
+    }
+    std::string err() const { return read_file(err_); }
+    std::string out() const { return read_file(out_); }
+    nlohmann::json report() const { return nlohmann::json::parse(read_file(json_), nullptr, false); }
+
+private:
+    pid_t pid_ = -1;
+    int status_ = -1;
+    std::string json_ = tmp_path("bg.json"), out_ = tmp_path("bg.out"), err_ = tmp_path("bg.err");
+};
+
+constexpr const char* kDrainNotice = "stopping the sources; what is in flight drains";
+
+TEST(Faults, SigtermWhileASinkIsHeldUpDrainsEveryPacketInFlightAndExits143) {
+    // The sink stands still for 5 s early on: its queues and everything before them fill and
+    // the source backs off. SIGTERM (after the first progress line) stops the source; what is
+    // in flight waits for the sink and then reaches it.
+    const std::string conf = app_file("term.yaml", farm_yaml(4, "0", "chaos: { stall: drop, stall_ms: 5000, after_packets: 50000 }\n"));
+    BackgroundRun run(conf);
+    ASSERT_TRUE(run.wait_for("packets")) << run.err();
+    run.signal(SIGTERM);
+    EXPECT_EQ(run.wait(), 143) << run.err();
+    const nlohmann::json j = run.report();
+    expect_exact(j);
+    EXPECT_EQ(j["drops"], 0);
+    EXPECT_EQ(j["delivered"], j["packets"]);
+    EXPECT_GE(j["packets"].get<uint64_t>(), 50000u);
+    EXPECT_TRUE(j["header"]["interrupted"].get<bool>());
+    EXPECT_FALSE(j["header"]["cut_short"].get<bool>());
+    EXPECT_EQ(j["header"]["exit_status"], 143);
+    EXPECT_GE(tile_named(j, "drop")["stalled_ms"].get<double>(), 5000.0);
+    EXPECT_NE(run.err().find(kDrainNotice), std::string::npos) << run.err();
+    EXPECT_NE(run.err().find("tilepipe: interrupted by SIGTERM\n"), std::string::npos) << run.err();
+    fs::remove(conf);
+}
+
+TEST(Faults, ASecondSigintCutsTheDrainShortAndCountsEveryPacketItFreed) {
+    // The sink stands still for ten minutes: the first Ctrl-C's drain cannot end, the second
+    // ends the run at once, with a report that lists what was lost where.
+    const std::string conf = app_file("cut.yaml", farm_yaml(4, "0", "chaos: { stall: drop, stall_ms: 600000, after_packets: 50000 }\n"));
+    BackgroundRun run(conf);
+    ASSERT_TRUE(run.wait_for("packets")) << run.err();
+    run.signal(SIGINT);
+    ASSERT_TRUE(run.wait_for(kDrainNotice)) << run.err();
+    run.signal(SIGINT);
+    EXPECT_EQ(run.wait(), 130) << run.err();
+    const nlohmann::json j = run.report();
+    expect_exact(j);
+    EXPECT_TRUE(j["header"]["cut_short"].get<bool>());
+    const uint64_t lost = j["cut_short"]["lost"].get<uint64_t>();
+    EXPECT_GT(lost, 0u);
+    EXPECT_EQ(j["drops"].get<uint64_t>(), lost) << "only the cut dropped packets";
+    uint64_t listed = 0;
+    for (const auto& n : j["cut_short"]["nodes"]) listed += n["lost"].get<uint64_t>();
+    EXPECT_EQ(listed, lost);
+    EXPECT_NE(run.out().find("cut short: a second signal ended the drain; " + std::to_string(lost) + " packets in flight"),
+              std::string::npos)
+        << run.out();
+    EXPECT_NE(run.err().find("tilepipe: interrupted by Ctrl-C (SIGINT), then cut short by a second signal"),
+              std::string::npos)
+        << run.err();
+    fs::remove(conf);
+}
+
+TEST(Faults, FarmsOf64And256WorkersRunOnTheDefaultPool) {
+    for (unsigned workers : {64u, 256u}) {
+        const std::string conf = app_file("wide.yaml", farm_yaml(workers, "200000"));
+        const nlohmann::json j = run_json("run " + conf);
+        expect_exact(j);
+        EXPECT_EQ(j["delivered"], 200000) << workers << " workers";
+        EXPECT_EQ(j["tiles"].size(), workers + 3) << "synth, parse (the emitter), the workers, drop (the collector)";
+        fs::remove(conf);
+    }
+}
+
+TEST(Faults, TheTilepro64AndEpiphany64MeshesFullyUsedRunOnDefaults) {
+    // Every usable tile holds a node: 56 on tilepro64, 64 on epiphany64.
+    for (const auto& [topology, tiles] : {std::pair{"tilepro64", 56u}, std::pair{"epiphany64", 64u}}) {
+        const std::string conf = app_file("mesh.yaml", farm_yaml(tiles - 3, "100000", std::string("topology: ") + topology + "\n"));
+        const nlohmann::json j = run_json("run " + conf);
+        expect_exact(j);
+        EXPECT_EQ(j["delivered"], 100000) << topology;
+        EXPECT_EQ(j["tiles"].size(), tiles) << topology;
+        fs::remove(conf);
+    }
+}
+
+TEST(Faults, APoolLargerThanTheHostsMemoryIsRefusedWithThePoolSizeThatFits) {
+    const CommandResult r = tilepipe("run conf/default.yaml --quiet --set pool.mbufs=67108864");
+    EXPECT_EQ(r.status, 1) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("tilepipe: not enough memory for DPDK: .* set pool.mbufs to ([0-9]+) "
+                                                       "or fewer \\(--set pool.mbufs=\\1\\), or leave it out for this "
+                                                       "app's default of 8191\n")))
+        << r.err;
+}
+
+TEST(Faults, APoolThatDoesNotFitTheMemoryGivenToDpdkSaysWhatToChange) {
+    // The user's own EAL memory, far too small for the default pool: the error says which pool
+    // fits in it, and how much memory the pool needs.
+    const CommandResult r = tilepipe("run conf/default.yaml --quiet --eal '--no-huge -m 24'");
+    EXPECT_EQ(r.status, 1) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("cannot create mbuf pool 'tp_pkts_0' of 8191 mbufs: .*set "
+                                                       "pool.mbufs to ([0-9]+) or fewer \\(--set pool.mbufs=\\1\\), or give "
+                                                       "DPDK more memory \\(--eal \"-m ([0-9]+)\"\\)")))
+        << r.err;
+    // Both remedies work.
+    const nlohmann::json fewer = run_json("run conf/default.yaml --set synth.count=10000 --eal '--no-huge -m 24' "
+                                          "--set pool.mbufs=" + m[1].str());
+    expect_exact(fewer);
+    const nlohmann::json more = run_json("run conf/default.yaml --set synth.count=10000 --eal '--no-huge -m " + m[2].str() + "'");
+    expect_exact(more);
+}
+
+TEST(Faults, APoolBelowWhatTheThreadCachesKeepIsRefusedByRunAndValidateWithTheNumberNeeded) {
+    const CommandResult run = tilepipe("run conf/farm.yaml --quiet --set pool.mbufs=100");
+    const CommandResult validate = tilepipe("validate conf/farm.yaml --set pool.mbufs=100");
+    EXPECT_EQ(run.status, 2) << run.err;
+    EXPECT_EQ(validate.status, 2) << validate.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.err, m, std::regex("tilepipe: --set pool.mbufs=100: pool.mbufs 100 is too small for "
+                                                         "this app: .* set pool.mbufs to at least ([0-9]+)")))
+        << run.err;
+    EXPECT_EQ(validate.err, run.err);
+    // The number it asks for runs the app with every packet delivered.
+    const nlohmann::json j = run_json("run conf/farm.yaml --set synth.count=100000 --set pool.mbufs=" + m[1].str());
+    expect_exact(j);
+    EXPECT_EQ(j["delivered"], 100000);
+}
+
+TEST(Faults, AStalledWorkerBehindAPoolSmallerThanTheQueuesFillsThemAndNothingIsLost) {
+    // 8 workers' queues hold 16k descriptors, the pool 2047 mbufs: the source waits for mbufs
+    // (back-pressure), worker 3 stands still for 300 ms, the run completes with every packet.
+    const std::string conf = app_file("stall.yaml", farm_yaml(8, "200000",
+                                                              "pool: { mbufs: 2047, cache: 32 }\n"
+                                                              "chaos: { stall: fw.3, stall_ms: 300, after_packets: 1000 }\n"));
+    CommandResult r;
+    const nlohmann::json j = run_json("run " + conf, &r);
+    expect_exact(j);
+    EXPECT_EQ(j["delivered"], 200000);
+    EXPECT_EQ(j["drops"], 0);
+    EXPECT_GE(tile_named(j, "fw.3")["stalled_ms"].get<double>(), 300.0);
+    EXPECT_EQ(tile_named(j, "fw.2")["stalled_ms"].get<double>(), 0.0);
+    fs::remove(conf);
+}
+
+TEST(Faults, AChaosStallNamingNoNodeIsRefusedWithTheNodesThereAre) {
+    const CommandResult r = tilepipe("validate conf/farm.yaml --set chaos.stall=rtc.9");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--set chaos.stall=rtc.9: chaos.stall: no node named 'rtc.9' (nodes: synth, parse, "),
+              std::string::npos)
+        << r.err;
+}
+
+// A small tmpfs of the test's own (root only: mounting needs it), unmounted at the end.
+class SmallDisk {
+public:
+    explicit SmallDisk(const std::string& size) {
+        fs::create_directories(dir_);
+        if (geteuid() != 0) {
+            why_ = "mounting a small tmpfs needs root";
+            return;
+        }
+        const CommandResult r = run_command("mount -t tmpfs -o size=" + size + " tmpfs '" + dir_ + "'");
+        if (r.status != 0) why_ = "cannot mount a tmpfs here: " + r.err;
+        mounted_ = r.status == 0;
+    }
+    ~SmallDisk() {
+        if (mounted_) run_command("umount '" + dir_ + "'");
+        fs::remove_all(dir_);
+    }
+    const std::string& skip_reason() const { return why_; }
+    std::string path(const std::string& name) const { return dir_ + "/" + name; }
+    // Leaves `room` bytes free.
+    void fill_but(uint64_t room) const {
+        const fs::space_info sp = fs::space(dir_);
+        std::ofstream(path("filler"), std::ios::binary) << std::string(sp.available - room, '\0');
+    }
+
+private:
+    std::string dir_ = tmp_path("disk");
+    std::string why_;
+    bool mounted_ = false;
+};
+
+struct FailedRun {
+    CommandResult result;
+    nlohmann::json report;
+};
+
+FailedRun run_with_report(const std::string& args) {
+    const std::string json = tmp_path("fail.json");
+    FailedRun r;
+    r.result = tilepipe(args + " --quiet --json " + json);
+    r.report = nlohmann::json::parse(read_file(json), nullptr, false);
+    fs::remove(json);
+    return r;
+}
+
+bool ends_with_whole_line(const std::string& text) { return text.empty() || text.back() == '\n'; }
+
+TEST(Faults, ACaptureOutputOnADiskThatFillsFailsTheRunNamingTheFileAndKeepsEveryPacketCounted) {
+    const SmallDisk disk("256k");
+    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+    const std::string out = disk.path("fw.pcap");
+    const FailedRun r = run_with_report("run conf/firewall.yaml --loop 3 --set pcap_out.file=" + out +
+                                        " --set flow_table.export=" + tmp_path("flows.csv"));
+    fs::remove(tmp_path("flows.csv"));
+    EXPECT_EQ(r.result.status, 1) << r.result.err;
+    EXPECT_NE(r.result.err.find("tilepipe: node 'pcap_out' failed: cannot write capture '" + out + "': No space left on device"),
+              std::string::npos)
+        << r.result.err;
+    expect_exact(r.report);
+    EXPECT_GT(r.report["drops"].get<uint64_t>(), 0u);
+    // What the file holds is whole: tcpdump reads every packet the report says it wrote.
+    const TcpdumpView td = tcpdump_view(out);
+    EXPECT_EQ(td.status, 0);
+    EXPECT_EQ(uint64_t(td.packets), r.report["delivered"].get<uint64_t>());
+}
+
+TEST(Faults, AFlowExportOnAFullDiskFailsTheRunNamingTheFileAndEndsWithAWholeLine) {
+    const SmallDisk disk("256k");
+    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+    disk.fill_but(6000);
+    const std::string csv = disk.path("flows.csv");
+    const FailedRun r = run_with_report("run conf/firewall.yaml --loop 3 --set flow_table.export=" + csv +
+                                        " --set pcap_out.file=" + tmp_path("fw.pcap"));
+    fs::remove(tmp_path("fw.pcap"));
+    EXPECT_EQ(r.result.status, 1) << r.result.err;
+    EXPECT_NE(r.result.err.find("failed: cannot write '" + csv + "': No space left on device"), std::string::npos)
+        << r.result.err;
+    expect_exact(r.report);
+    const std::string text = read_file(csv);
+    EXPECT_GT(text.size(), 0u);
+    EXPECT_TRUE(ends_with_whole_line(text)) << "...'" << text.substr(text.size() - std::min<size_t>(text.size(), 60)) << "'";
+}
+
+TEST(Faults, AnAlertLogOnAFullDiskFailsTheRunNamingTheFileAndHoldsOnlyWholeJsonLines) {
+    const SmallDisk disk("256k");
+    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+    disk.fill_but(6000);
+    const std::string log = disk.path("alerts.jsonl");
+    const FailedRun r = run_with_report("run conf/ids.yaml --loop 20 --set payload_match.alerts=" + log +
+                                        " --set pcap_out.file=" + tmp_path("alerts.pcap"));
+    fs::remove(tmp_path("alerts.pcap"));
+    EXPECT_EQ(r.result.status, 1) << r.result.err;
+    EXPECT_NE(r.result.err.find("tilepipe: node 'payload_match' failed: cannot write '" + log + "': No space left on device"),
+              std::string::npos)
+        << r.result.err;
+    expect_exact(r.report);
+    const std::string text = read_file(log);
+    ASSERT_GT(text.size(), 0u);
+    EXPECT_TRUE(ends_with_whole_line(text));
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+}
+
+TEST(Faults, AnOutputThatCannotBeCreatedIsRefusedNamingTheFileBeforeAnyPacketFlows) {
+    const CommandResult folder = tilepipe("run conf/firewall.yaml --quiet --set pcap_out.file=/nonexistent/fw.pcap");
+    EXPECT_EQ(folder.status, 2);
+    EXPECT_NE(folder.err.find("cannot write '/nonexistent/fw.pcap': folder '/nonexistent': No such file or directory"),
+              std::string::npos)
+        << folder.err;
+    // /proc takes no new files: found when the stage opens it, before the clock starts.
+    const CommandResult proc = tilepipe("run conf/firewall.yaml --quiet --set pcap_out.file=" + tmp_path("fw.pcap") +
+                                        " --set flow_table.export=/proc/flows.csv");
+    fs::remove(tmp_path("fw.pcap"));
+    EXPECT_EQ(proc.status, 1);
+    EXPECT_NE(proc.err.find("cannot write flow export: cannot write '/proc/flows.csv'"), std::string::npos) << proc.err;
+    EXPECT_EQ(proc.out.find("packets delivered"), std::string::npos) << "no run, no report";
+}
+
+}  // namespace
+}  // namespace tp::test

@@ -1,0 +1,370 @@
+// The message-passing API on the tiles backend: point-to-point semantics, collectives against
+// serial computations, Cartesian tables, sendrecv_replace through a small buffer, and the
+// errors a user gets for bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "framework/mp/comm.hpp"
+#include "framework/mp/mesh_tree.hpp"
+#include "framework/mp/tiles_world.hpp"
+#include "framework/topology/topology.hpp"
+
+using namespace tp::mp;
+
+namespace {
+
+TilesOptions ranks(int n) {
+    TilesOptions o;
+    o.ranks = n;
+    o.pin = false;
+    return o;
+}
+
+// The message of the error run_tiles throws (empty if none).
+std::string error_of(const TilesOptions& o, const std::function<void(Comm&)>& fn) {
+    try {
+        run_tiles(o, fn);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::vector<int> pattern(int n, int seed) {
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i) v[i] = seed * 1000003 + i * 7;
+    return v;
+}
+
+}  // namespace
+
+TEST(MpP2p, TagsSelectAndPairOrderHolds) {
+    run_tiles(ranks(2), [](Comm& c) {
+        if (c.rank() == 0) {
+            for (int i = 0; i < 20; ++i) c.send(&i, 1, 1, i % 2 == 0 ? 5 : 6);
+        } else {
+            // All tag-6 messages first, then tag 5: each tag's messages in the order sent.
+            for (int i = 0; i < 10; ++i) {
+                int v = -1;
+                Status s = c.recv(&v, 1, 0, 6);
+                EXPECT_EQ(v, 2 * i + 1);
+                EXPECT_EQ(s.source, 0);
+                EXPECT_EQ(s.tag, 6);
+                EXPECT_EQ(s.count, 1);
+            }
+            for (int i = 0; i < 10; ++i) {
+                int v = -1;
+                c.recv(&v, 1, 0, any_tag);
+                EXPECT_EQ(v, 2 * i);
+            }
+        }
+    });
+}
+
+TEST(MpP2p, AnySourceReportsSenderTagAndCount) {
+    run_tiles(ranks(5), [](Comm& c) {
+        if (c.rank() != 0) {
+            std::vector<int> v = pattern(c.rank() * 3, c.rank());
+            c.send(v.data(), static_cast<int>(v.size()), 0, 100 + c.rank());
+            return;
+        }
+        std::vector<bool> seen(5, false);
+        for (int i = 1; i < 5; ++i) {
+            std::vector<int> v(64, -1);
+            Status s = c.recv(v.data(), 64, any_source, any_tag);
+            ASSERT_GE(s.source, 1);
+            EXPECT_FALSE(seen[s.source]);
+            seen[s.source] = true;
+            EXPECT_EQ(s.tag, 100 + s.source);
+            EXPECT_EQ(s.count, s.source * 3);
+            std::vector<int> want = pattern(s.source * 3, s.source);
+            EXPECT_TRUE(std::equal(want.begin(), want.end(), v.begin()));
+        }
+    });
+}
+
+TEST(MpP2p, LongMessagesInSegmentsKeepOrderAndContent) {
+    // Longer than the eager limit, the credits' worth of segments and the queue.
+    const int n = 300000;
+    run_tiles(ranks(3), [&](Comm& c) {
+        if (c.rank() == 2) {
+            std::vector<int> a = pattern(n, 1), b = pattern(17, 2), d = pattern(n / 3, 3);
+            Request r[3] = {c.isend(a.data(), n, 0, 1), c.isend(b.data(), 17, 0, 1), c.isend(d.data(), n / 3, 0, 1)};
+            c.waitall(r);
+        } else if (c.rank() == 0) {
+            std::vector<int> a(n), b(n), d(n);
+            EXPECT_EQ(c.recv(a.data(), n, any_source, 1).count, n);
+            EXPECT_EQ(c.recv(b.data(), n, 2, 1).count, 17);
+            EXPECT_EQ(c.recv(d.data(), n, 2, any_tag).count, n / 3);
+            EXPECT_EQ(a, pattern(n, 1));
+            EXPECT_TRUE(std::equal(b.begin(), b.begin() + 17, pattern(17, 2).begin()));
+            EXPECT_TRUE(std::equal(d.begin(), d.begin() + n / 3, pattern(n / 3, 3).begin()));
+        }
+    });
+}
+
+TEST(MpP2p, NonblockingBothWaysAndReceivePostedLater) {
+    run_tiles(ranks(2), [](Comm& c) {
+        const int peer = 1 - c.rank();
+        std::vector<double> out(5000, c.rank() + 0.5), in(5000, -1);
+        // Both send before either receives: isend must not wait for the receive.
+        Request s = c.isend(out.data(), 5000, peer, 3);
+        Request r = c.irecv(in.data(), 5000, peer, 3);
+        Status st = c.wait(r);
+        c.wait(s);
+        EXPECT_EQ(st.count, 5000);
+        EXPECT_EQ(st.source, peer);
+        EXPECT_EQ(in[4999], peer + 0.5);
+    });
+}
+
+TEST(MpP2p, ProcNullCompletesAtOnce) {
+    run_tiles(ranks(1), [](Comm& c) {
+        int v = 7;
+        c.send(&v, 1, proc_null, 0);
+        Status s = c.recv(&v, 1, proc_null, 0);
+        EXPECT_EQ(s.source, proc_null);
+        EXPECT_EQ(s.count, 0);
+        EXPECT_EQ(v, 7);
+    });
+}
+
+TEST(MpP2p, TruncationIsAnErrorNamingRankAndCall) {
+    const std::string e = error_of(ranks(2), [](Comm& c) {
+        std::vector<int> v(100, 1);
+        if (c.rank() == 0) c.send(v.data(), 100, 1, 0);
+        else c.recv(v.data(), 50, 0, 0);
+    });
+    EXPECT_NE(e.find("rank 1: recv: message truncated"), std::string::npos) << e;
+    EXPECT_NE(e.find("400 bytes"), std::string::npos) << e;
+}
+
+TEST(MpP2p, BadArgumentsAreErrorsNamingRankAndCall) {
+    auto one = [](const std::function<void(Comm&)>& f) {
+        return error_of(ranks(3), [&](Comm& c) {
+            if (c.rank() == 2) f(c);
+        });
+    };
+    int v = 0;
+    EXPECT_NE(one([&](Comm& c) { c.send(&v, 1, 3, 0); }).find("rank 2: send: destination rank 3 is out of range"),
+              std::string::npos);
+    EXPECT_NE(one([&](Comm& c) { c.recv(&v, 1, -5, 0); }).find("rank 2: recv: source rank -5 is out of range"),
+              std::string::npos);
+    EXPECT_NE(one([&](Comm& c) { c.send(&v, -1, 0, 0); }).find("rank 2: send: count -1 is negative"),
+              std::string::npos);
+    EXPECT_NE(one([&](Comm& c) { c.isend(&v, 1 << 30, 0, 0); }).find("rank 2: isend: count 1073741824 x 4 bytes exceeds"),
+              std::string::npos);
+    EXPECT_NE(one([&](Comm& c) { c.send(&v, 1, 0, -3); }).find("rank 2: send: tag -3 is out of range"),
+              std::string::npos);
+    EXPECT_NE(one([&](Comm& c) { c.bcast(&v, 1, 9); }).find("rank 2: bcast: root rank 9 is out of range"),
+              std::string::npos);
+}
+
+TEST(MpP2p, WaitingOnAFinishedRankIsAnErrorNotAHang) {
+    const std::string e = error_of(ranks(3), [](Comm& c) {
+        int v = 0;
+        if (c.rank() == 1) c.recv(&v, 1, 2, 0);
+    });
+    EXPECT_NE(e.find("rank 1: recv: waiting for a message from rank 2, which has finished"), std::string::npos) << e;
+}
+
+TEST(MpP2p, ARequestNeverWaitedIsReported) {
+    const std::string e = error_of(ranks(2), [](Comm& c) {
+        int v = 0;
+        if (c.rank() == 0) c.irecv(&v, 1, 1, 0);
+        else c.send(&v, 1, 0, 0);
+    });
+    EXPECT_NE(e.find("rank 0: finalize: 1 request(s) started and never waited"), std::string::npos) << e;
+}
+
+TEST(MpCollectives, MatchSerialForSeveralRankCounts) {
+    for (int n : {1, 2, 3, 5, 6, 8, 16}) {
+        SCOPED_TRACE(n);
+        TilesOptions o = ranks(n);
+        if (n == 16) o.topology = "epiphany16";
+        run_tiles(o, [n](Comm& c) {
+            const int r = c.rank();
+            // bcast from every root, short and long.
+            for (int root = 0; root < n; ++root) {
+                std::vector<int> v = r == root ? pattern(2000, root) : std::vector<int>(2000, 0);
+                c.bcast(v.data(), 2000, root);
+                EXPECT_EQ(v, pattern(2000, root));
+            }
+            // reduce / allreduce: sum, max, min on int, float, double against serial loops.
+            const int m = 300;
+            std::vector<int> vi(m);
+            std::vector<float> vf(m);
+            std::vector<double> vd(m);
+            for (int i = 0; i < m; ++i) {
+                vi[i] = (r + 1) * (i + 1) * ((r + i) % 2 ? 1 : -1);
+                vf[i] = static_cast<float>(vi[i]) * 0.5f;
+                vd[i] = vi[i] * 0.25;
+            }
+            auto serial = [&](int i, Op op) {
+                long acc = 0;
+                for (int q = 0; q < n; ++q) {
+                    const long x = (q + 1) * (i + 1) * ((q + i) % 2 ? 1 : -1);
+                    acc = q == 0 ? x : op == Op::Sum ? acc + x : op == Op::Max ? std::max(acc, x) : std::min(acc, x);
+                }
+                return acc;
+            };
+            for (Op op : {Op::Sum, Op::Max, Op::Min}) {
+                const int root = n - 1;
+                std::vector<int> oi(m, 0);
+                std::vector<float> of(m, 0);
+                std::vector<double> od(m, 0);
+                c.reduce(vi.data(), oi.data(), m, op, root);
+                if (r == root) {
+                    for (int i = 0; i < m; ++i) ASSERT_EQ(oi[i], serial(i, op));
+                }
+                c.allreduce(vf.data(), of.data(), m, op);
+                c.allreduce(vd.data(), od.data(), m, op);
+                for (int i = 0; i < m; ++i) {
+                    ASSERT_EQ(of[i], static_cast<float>(serial(i, op)) * 0.5f);
+                    ASSERT_EQ(od[i], serial(i, op) * 0.25);
+                }
+            }
+            c.barrier();
+        });
+    }
+}
+
+TEST(MpCollectives, BarrierHoldsEveryRankUntilAllArrive) {
+    std::atomic<int> arrived{0};
+    run_tiles(ranks(6), [&](Comm& c) {
+        for (int round = 1; round <= 5; ++round) {
+            arrived.fetch_add(1);
+            c.barrier();
+            EXPECT_GE(arrived.load(), 6 * round);
+            c.barrier();
+        }
+    });
+}
+
+TEST(MpCollectives, MismatchIsAnErrorNamingRankAndCall) {
+    const std::string e = error_of(ranks(2), [](Comm& c) {
+        int v = 1, out = 0;
+        if (c.rank() == 0) c.bcast(&v, 1, 0);
+        else c.reduce(&v, &out, 1, Op::Sum, 0);
+        c.barrier();
+    });
+    // Whichever rank notices first names the other's call.
+    EXPECT_NE(e.find(": barrier: collective mismatch"), std::string::npos) << e;
+    EXPECT_TRUE(e.find("rank 1 called reduce") != std::string::npos || e.find("rank 0 called bcast") != std::string::npos)
+        << e;
+
+    const std::string count = error_of(ranks(3), [](Comm& c) {
+        std::vector<int> v(8, 1);
+        c.bcast(v.data(), c.rank() == 0 ? 8 : 4, 0);
+    });
+    EXPECT_NE(count.find("bcast: collective mismatch: rank 0 sent 32 bytes where this rank's count takes 16"),
+              std::string::npos)
+        << count;
+
+    const std::string missing = error_of(ranks(3), [](Comm& c) {
+        if (c.rank() != 2) c.barrier();
+    });
+    EXPECT_NE(missing.find("barrier: waiting for a message from rank 2, which has finished"), std::string::npos)
+        << missing;
+}
+
+TEST(MpTrees, FollowTheMeshOneHopPerEdge) {
+    const tp::Topology mesh = tp::Topology::preset("epiphany16");
+    for (int root : {0, 5, 15}) {
+        const MeshTree t = mesh_tree(16, root, [&](int a, int b) { return mesh.hops(a, b); });
+        for (int r = 0; r < 16; ++r) {
+            if (r == root) {
+                EXPECT_EQ(t.parent[r], -1);
+                continue;
+            }
+            EXPECT_EQ(mesh.hops(r, t.parent[r]), 1) << "rank " << r << " root " << root;
+            EXPECT_EQ(t.depth[r], mesh.hops(r, root));
+            EXPECT_LE(t.children[t.parent[r]].size(), 4u);
+        }
+    }
+}
+
+TEST(MpCart, CoordinatesRanksAndShiftsMatchHandTables) {
+    run_tiles(ranks(6), [](Comm& c) {
+        // 2 x 3, periodic in dimension 1 only. Ranks row-major:  0 1 2 / 3 4 5.
+        Cart g = c.cart_create({2, 3}, {false, true});
+        const int coords[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+        for (int r = 0; r < 6; ++r) {
+            EXPECT_EQ(g.coords(r), (std::vector<int>{coords[r][0], coords[r][1]}));
+            EXPECT_EQ(g.rank({coords[r][0], coords[r][1]}), r);
+        }
+        EXPECT_EQ(g.rank({1, -1}), 5);  // periodic wraps
+        EXPECT_EQ(g.rank({0, 4}), 1);
+        // shift(dim, 1): {source, dest} per rank.
+        const int dim0[6][2] = {{proc_null, 3}, {proc_null, 4}, {proc_null, 5}, {0, proc_null}, {1, proc_null}, {2, proc_null}};
+        const int dim1[6][2] = {{2, 1}, {0, 2}, {1, 0}, {5, 4}, {3, 5}, {4, 3}};
+        const int r = c.rank();
+        EXPECT_EQ(g.shift(0, 1).source, dim0[r][0]);
+        EXPECT_EQ(g.shift(0, 1).dest, dim0[r][1]);
+        EXPECT_EQ(g.shift(1, 1).source, dim1[r][0]);
+        EXPECT_EQ(g.shift(1, 1).dest, dim1[r][1]);
+        EXPECT_EQ(g.shift(1, -1).dest, dim1[r][0]);
+        EXPECT_EQ(g.shift(1, 3).dest, r);  // a full turn
+    });
+}
+
+TEST(MpCart, BadShapesAndCoordinatesAreErrors) {
+    std::string e = error_of(ranks(6), [](Comm& c) { c.cart_create({4, 2}, {true, true}); });
+    EXPECT_NE(e.find("cart_create: dims 4x2 hold 8 ranks, the communicator has 6"), std::string::npos) << e;
+    e = error_of(ranks(4), [](Comm& c) { c.cart_create({2, 2}, {false, false}).rank({2, 0}); });
+    EXPECT_NE(e.find("cart_rank: coordinate 2 is outside non-periodic dimension 0"), std::string::npos) << e;
+    e = error_of(ranks(4), [](Comm& c) { c.cart_create({2, 2}, {true}); });
+    EXPECT_NE(e.find("cart_create: 2 dimensions but 1 periods"), std::string::npos) << e;
+}
+
+TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
+    for (size_t buffer : {size_t{1008}, size_t{4096}, size_t{1} << 20}) {
+        SCOPED_TRACE(buffer);
+        TilesOptions o = ranks(5);
+        o.replace_buffer = buffer;
+        const int n = 50000;  // 200 KB per message: many times the small buffers
+        run_tiles(o, [&](Comm& c) {
+            Cart ring = c.cart_create({5}, {true});
+            std::vector<int> v = pattern(n, c.rank());
+            for (int step = 1; step <= 5; ++step) {
+                const Cart::Shift s = ring.shift(0, 1);
+                Status st = c.sendrecv_replace(v.data(), n, s.dest, 9, s.source, 9);
+                EXPECT_EQ(st.count, n);
+                EXPECT_EQ(st.source, s.source);
+                EXPECT_EQ(v, pattern(n, ((c.rank() - step) % 5 + 5) % 5));
+            }
+            // Short messages (eager) and the other direction.
+            int x = c.rank();
+            c.sendrecv_replace(&x, 1, ring.shift(0, -1).dest, 2, ring.shift(0, -1).source, 2);
+            EXPECT_EQ(x, (c.rank() + 1) % 5);
+        });
+    }
+}
+
+TEST(MpReplace, NonPeriodicEdgesUseProcNull) {
+    run_tiles(ranks(4), [](Comm& c) {
+        Cart line = c.cart_create({4}, {false});
+        const Cart::Shift s = line.shift(0, 1);
+        std::vector<double> v(3000, c.rank());
+        c.sendrecv_replace(v.data(), 3000, s.dest, 0, s.source, 0);
+        EXPECT_EQ(v[2999], c.rank() == 0 ? 0.0 : c.rank() - 1.0);
+    });
+}
+
+TEST(MpReplace, BufferSmallerThanASegmentIsRefused) {
+    TilesOptions o = ranks(2);
+    o.replace_buffer = 100;
+    EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
+}
+
+TEST(MpPlacement, SixteenRanksFillTheEpiphanyMesh) {
+    TilesOptions o = ranks(17);
+    o.topology = "epiphany16";
+    EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
+}
