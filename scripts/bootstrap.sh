@@ -9,6 +9,7 @@ packages=(
   libdpdk-dev libpcap-dev libspdlog-dev libyaml-cpp-dev libgtest-dev libhwloc-dev
   libboost-dev libreaderwriterqueue-dev libcli11-dev nlohmann-json3-dev
   tcpdump tshark
+  clang libclang-rt-14-dev  # libFuzzer (tests/fuzz; the runtime is only recommended by clang)
   dpdk-dev            # dpdk-telemetry.py, the stock client the telemetry tests drive
   python3-matplotlib  # `tilepipe plot`
   libopenmpi-dev openmpi-bin  # the message-passing API's mpi backend, mpirun for its tests

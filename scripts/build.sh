@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh DIR KIND [TARGET...]: configures (once) and builds a meson build directory.
-# KIND: release | tsan (ThreadSanitizer) | asan (AddressSanitizer + UBSan).
+# KIND: release | tsan (ThreadSanitizer) | asan (AddressSanitizer + UBSan) | fuzz (the libFuzzer
+# targets of tests/fuzz, built with clang under AddressSanitizer + UBSan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 kind=$2
@@ -11,9 +12,12 @@ case "$kind" in
   # UBSan stops at the first undefined behaviour (GCC's default reports and carries on).
   asan)    opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false
                  -Dcpp_args=-fno-sanitize-recover=undefined -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
-  *) echo "build.sh: unknown kind '$kind' (release, tsan, asan)" >&2; exit 2 ;;
+  fuzz)    opts=(--buildtype=debugoptimized -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false
+                 -Dcpp_args=-fno-sanitize-recover=undefined -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
+  *) echo "build.sh: unknown kind '$kind' (release, tsan, asan, fuzz)" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/build.ninja" ]; then
+  [ "$kind" = fuzz ] && export CC=clang CXX=clang++
   meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
   rm -f "$dir.setup.log"
 fi

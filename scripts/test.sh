@@ -2,7 +2,9 @@
 # The whole test suite: installs what is missing, builds, and runs
 #  1. every unit and end-to-end test (release build),
 #  2. the channel stress tests under ThreadSanitizer,
-#  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan.
+#  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan,
+#  4. each libFuzzer target (tests/fuzz, built with clang) for $TILEPIPE_FUZZ_SECONDS (30) on its
+#     corpus: a target that finds a crash fails.
 # Prints one line per build ("release: N passed, M failed, K skipped", distinct cases counted
 # by scripts/count_tests.py), then the closing line "tests: N passed, M failed" (the totals),
 # and exits non-zero on any failure.
@@ -46,7 +48,8 @@ files = {t["id"]: f for t in info["targets"] for f in t["filename"]}
 wanted = set()
 for t in info["tests"]:
     if any(s.endswith(suite) for s in t["suite"]):
-        wanted.add(t["cmd"][0])
+        if t["cmd"][0] in files.values():  # not an interpreter running a script
+            wanted.add(t["cmd"][0])
         wanted.update(files[i] for i in t.get("depends", []) if i in files)
 for f in sorted(wanted):
     print(os.path.relpath(f, d))
@@ -67,6 +70,7 @@ suite build release
 # Under ThreadSanitizer (5-15x slower) the stress tests push fewer items.
 TILEPIPE_STRESS_ITEMS=${TILEPIPE_TSAN_STRESS_ITEMS:-2000000} suite build-tsan tsan tsan
 suite build-asan asan asan
+suite build-fuzz fuzz fuzz
 
 # One line per build (a case run under several builds counts in each), then the totals.
 [ ${#summaries[@]} -gt 0 ] && printf '%s\n' "${summaries[@]}"

@@ -12,10 +12,12 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 #include <stdexcept>
 
+#include "descriptors/wire_length.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
@@ -87,6 +89,23 @@ void fix_indirect_loads(rte_bpf_prm& prm) {
     for (uint32_t i = 0; i < prm.nb_ins; ++i)
         if (BPF_CLASS(ins[i].code) == BPF_LD && BPF_MODE(ins[i].code) == BPF_IND)
             ins[i].src_reg = kConvertedX;
+}
+
+// rte_bpf_convert turns classic BPF's `len` (BPF_LD|BPF_LEN, behind `greater` and `less`) into a
+// word load of the mbuf's pkt_len from the context register: the captured bytes. tcpdump's `len`
+// is the length on the wire, which sources keep in a dynamic field: every such load reads that
+// field instead. Only `len` loads from the mbuf header (packet loads are BPF_LD|BPF_ABS/IND), so
+// a word load at pkt_len's offset is one. Returns how many were redirected.
+uint32_t load_wire_length(rte_bpf_prm& prm) {
+    const int wire = wire_length_offset();
+    auto* ins = const_cast<ebpf_insn*>(prm.ins);  // the converter's own allocation
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < prm.nb_ins; ++i)
+        if (ins[i].code == (BPF_LDX | BPF_MEM | BPF_W) && ins[i].off == int16_t(offsetof(rte_mbuf, pkt_len))) {
+            ins[i].off = static_cast<int16_t>(wire);
+            ++n;
+        }
+    return n;
 }
 
 // DPDK's x86-64 JIT encodes `jset` against an immediate as x86 `test r/m64, imm` but writes the
@@ -191,6 +210,7 @@ void BpfFilter::load() {
     const std::unique_ptr<rte_bpf_prm, RteFree> prm(rte_bpf_convert(program_));
     if (!prm) cannot_run(std::string("rte_bpf_convert failed (") + rte_strerror(rte_errno) + ")");
     fix_indirect_loads(*prm);
+    load_wire_length(*prm);
     const std::vector<ebpf_insn> code = without_short_jset_immediates(prm->ins, prm->nb_ins);
     if (code.empty()) cannot_run("the program is too long for DPDK's BPF jumps");
     rte_bpf_prm fixed = *prm;

@@ -21,9 +21,11 @@
 //     byte through rte_pktmbuf_read: a chained mbuf is read across its segments, never past
 //     pkt_len, with no copy when the bytes lie in one segment. A load past the end makes the
 //     program return 0 (no match), as in classic BPF, so a short or truncated frame is safe.
-//   - `len` (and so `greater N`, `less N`) is pkt_len, the bytes the pipeline holds. That is the
-//     wire length, except for a capture taken with a snapshot shorter than its frames, where
-//     tcpdump compares the original length the capture recorded and the pipeline no longer has.
+//   - `len` (and so `greater N`, `less N`) is the packet's length on the wire, as in tcpdump:
+//     the wire-length field sources set (descriptors/wire_length.hpp), which for a capture is
+//     the original length each record recorded, so a capture taken with a snapshot shorter
+//     than its frames filters as tcpdump filters it. (For a capture of another link type it is
+//     that length with the link header normalised to Ethernet's 14 bytes.)
 //   - The program does not depend on `parse`: it reads the Ethernet header itself.
 //
 // Two defects of DPDK 22.11's BPF library are worked around at open(), before rte_bpf_load:

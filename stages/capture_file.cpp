@@ -37,6 +37,9 @@ struct Survey {
     uint32_t max_length = 0;
     std::array<uint64_t, kSegmentRooms.size()> segments{};  // per candidate room
     std::string truncation;
+    std::string error;  // the damaged record loading stops at
+    SkippedRecords skipped;
+    uint64_t interface_drops = 0;
 
     // The candidate room that holds every record in the least memory; ties go to the larger
     // room (fewer chains).
@@ -70,6 +73,14 @@ std::optional<Survey> read_survey(const std::string& path) {
             s.truncation = reader.truncation();
             break;
         }
+        if (next == CaptureReader::Next::Corrupt) {
+            s.error = reader.error();
+            break;
+        }
+        if (next == CaptureReader::Next::Skipped) {
+            s.skipped.add(reader.skip_reason(), reader.index());
+            continue;
+        }
         const uint32_t len = reader.length();
         ++s.records;
         s.bytes += len;
@@ -81,6 +92,7 @@ std::optional<Survey> read_survey(const std::string& path) {
             progress.update(reader.position());
         }
     }
+    s.interface_drops = reader.interface_drops();
     if (s.segments_with(s.cheapest_room()) > UINT32_MAX - 1)
         throw LocatedError(Location{path}, "too many records to hold in memory");
     progress.finish();
@@ -133,7 +145,7 @@ MbufPoolSpec template_pool_spec(const Survey& s, int socket) {
 
 }  // namespace
 
-CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int socket)
+CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int socket, bool strict)
     : path_(path) {
     CaptureReader::check_readable(path, named_at);
     const std::optional<Survey> s = survey_capture(path);
@@ -146,6 +158,10 @@ CaptureFile::CaptureFile(const std::string& path, const Location& named_at, int 
     bytes_ = s->bytes;
     max_length_ = s->max_length;
     truncation_ = s->truncation;
+    error_ = s->error;
+    skipped_ = s->skipped;
+    interface_drops_ = s->interface_drops;
+    if (strict && !error_.empty()) throw LocatedError(Location{path_}, error_);
     if (s->records == 0) return;
     try {
         pool_ = std::make_unique<MbufPool>(spec);
@@ -192,11 +208,13 @@ void CaptureFile::copy_records(uint64_t count) {
             }
             progress.update(reader.position());
         }
-        const bool read = reader.next() == CaptureReader::Next::Record;
+        CaptureReader::Next next = reader.next();
+        while (next == CaptureReader::Next::Skipped) next = reader.next();  // the survey counted them
+        const bool read = next == CaptureReader::Next::Record;
         const uint32_t length = read ? reader.length() : 0;
         if (!read || next_seg + (length + segment_room_ - 1) / segment_room_ > segs.size()) {
             abandon();
-            throw LocatedError(Location{path_}, "record " + std::to_string(i + 1) + ": the file changed while loading");
+            throw LocatedError(Location{path_}, "record " + std::to_string(reader.index() + 1) + ": the file changed while loading");
         }
         const uint8_t* bytes = reader.frame();
         rte_mbuf* head = segs[next_seg];
@@ -216,7 +234,8 @@ void CaptureFile::copy_records(uint64_t count) {
         head->nb_segs = nb;
         head->pkt_len = length;
         const uint64_t offset = offsets.offset_of(reader.timestamp_ns());
-        records_.push_back(CaptureRecord{head, rte_pktmbuf_mtod(head, const uint8_t*), length, nb, offset});
+        records_.push_back(
+            CaptureRecord{head, rte_pktmbuf_mtod(head, const uint8_t*), length, reader.wire_length(), nb, offset});
     }
     progress.finish();
 }

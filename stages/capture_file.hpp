@@ -8,26 +8,24 @@
 // Both passes show their progress on stderr when they take a while (LoadProgress) and stop at
 // a stop request (Ctrl-C): the capture then holds nothing and `interrupted()` says so.
 //
-// Link types: the templates are always Ethernet frames, because that is what `parse` reads.
-// EN10MB loads as is. The others below are normalised at load time: their link header is
-// replaced by a synthetic 14-byte Ethernet header (destination MAC zero, source MAC the cooked
-// header's 6-byte address if it has one, zero otherwise) whose EtherType says what follows:
-//   LINUX_SLL (113), LINUX_SLL2 (276)   the cooked header's protocol field (a value below
-//                                       0x0600, e.g. 802.2 LLC, becomes an 802.3 length)
-//   RAW (101; DLT 12 or 14)             0x0800 or 0x86dd from the IP version nibble, else 0
-//   IPV4 (228), IPV6 (229)              0x0800, 0x86dd
-//   NULL (0), LOOP (108)                from the address family (2: IPv4; 10, 24, 28, 30:
-//                                       IPv6), else from the IP version nibble
-// A record shorter than its link header becomes a bare Ethernet header with EtherType 0.
-// Record lengths, `bytes()` and `max_length()` are those of the normalised frames.
+// Link types: the templates are always Ethernet frames, because that is what `parse` reads;
+// other link types are normalised at load time (link_layer.hpp). Record lengths, `bytes()` and
+// `max_length()` are those of the normalised frames; each record also keeps its wire length
+// (the original length the capture recorded, normalised likewise).
 //
-// What is refused (LocatedError, one line naming the file and, for a record, its 1-based index
-// as tcpdump numbers it): a file that cannot be opened (located at `named_at`, where the user
-// wrote the path), an empty or non-capture file, a header libpcap rejects, any other link type
-// ("link type IEEE802_11_RADIO (127) is not supported (supported: ...)"), a record with zero
-// capture length, any record libpcap rejects (a capture length beyond the snapshot, interfaces
-// of mixed link types). A file cut short inside a record is accepted: the records before the
-// cut load and `truncation()` says where it stopped.
+// What is not replayed, and how it is told:
+//   - Records with no Ethernet form (no captured bytes, 802.11 management frames, PPP control
+//     protocols, ...: link_layer.hpp) are skipped and counted by reason (`skipped()`).
+//   - A file cut short inside a record: the records before the cut load and `truncation()`
+//     says where it stopped.
+//   - A damaged record (one libpcap or the pcapng reader rejects: a captured length beyond the
+//     snapshot, lengths that disagree, ...): loading stops there, the records before it load and
+//     `error()` says which record and why. With `strict`, the file is refused instead.
+// Refused (LocatedError, one line naming the file and, for a record, its 1-based index as
+// tcpdump numbers it): a file that cannot be opened (located at `named_at`, where the user
+// wrote the path), an empty or non-capture file, a header libpcap or the pcapng reader
+// rejects, a link type not supported ("link type ATM_RFC1483 (11) is not supported
+// (supported: ...)"), and with `strict` a damaged record.
 //
 // Thread-safety: loading and release() belong to one thread; the templates are read-only
 // between them and may be read from any thread.
@@ -40,6 +38,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/config/location.hpp"
+#include "stages/capture_reader.hpp"
 
 struct rte_mbuf;
 
@@ -50,6 +49,7 @@ struct CaptureRecord {
     const uint8_t* data;    // the first segment's bytes: a replay of a one-segment frame
                             // reads only these, never the template's mbuf header
     uint32_t length;        // captured bytes, normalised to Ethernet (what is replayed)
+    uint32_t wire_length;   // the frame's length on the wire (normalised likewise)
     uint16_t segments;      // template segments (1: the whole frame is at `data`)
     uint64_t offset_ns;     // replay time from the first record, gaps that go backwards or
                             // involve an invalid timestamp count as zero
@@ -58,7 +58,7 @@ struct CaptureRecord {
 class CaptureFile {
 public:
     // Loads `path`; `named_at` is where the user named the file (for open errors).
-    CaptureFile(const std::string& path, const Location& named_at, int socket = -1);
+    CaptureFile(const std::string& path, const Location& named_at, int socket = -1, bool strict = false);
     ~CaptureFile();
     CaptureFile(const CaptureFile&) = delete;
     CaptureFile& operator=(const CaptureFile&) = delete;
@@ -72,6 +72,12 @@ public:
     // Why loading stopped early ("record 3: truncated dump file; ..."), empty if it did not.
     const std::string& truncation() const { return truncation_; }
     bool truncated() const { return !truncation_.empty(); }
+    // Why loading stopped at a damaged record ("record 3: invalid packet capture length ..."),
+    // empty if it did not.
+    const std::string& error() const { return error_; }
+    const SkippedRecords& skipped() const { return skipped_; }
+    // Packets the capturing interfaces said they dropped (pcapng statistics).
+    uint64_t interface_drops() const { return interface_drops_; }
     // A stop was requested while loading: nothing was kept.
     bool interrupted() const { return interrupted_; }
 
@@ -101,6 +107,9 @@ private:
     uint32_t max_length_ = 0;
     uint16_t segment_room_ = 0;
     std::string truncation_;
+    std::string error_;
+    SkippedRecords skipped_;
+    uint64_t interface_drops_ = 0;
     bool interrupted_ = false;
 };
 

@@ -137,7 +137,7 @@ void CaptureStream::read_passes() {
         uint64_t duration_ns = 0;
         for (uint64_t pass = 0; spec_.loops == 0 || pass < spec_.loops; ++pass) {
             uint64_t records = 0;
-            if (!read_pass(pass * duration_ns, duration_ns, records)) break;
+            if (!read_pass(pass * duration_ns, duration_ns, records, pass == 0)) break;
             if (records == 0) break;  // nothing to loop over
         }
     } catch (...) {
@@ -149,8 +149,8 @@ void CaptureStream::read_passes() {
 
 // One pass over the file; false when the reader should end (stopped). The first pass sets
 // `duration_ns`, the offset of its last record.
-bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records) {
-    CaptureReader reader(spec_.path);
+bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records, bool first_pass) {
+    CaptureReader reader(spec_.path, spec_.strict);
     ReplayOffsets offsets;
     std::vector<rte_mbuf*> segs;
     uint64_t last_offset = 0;
@@ -158,6 +158,11 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
         if (stop_.load(std::memory_order_relaxed)) return false;
         const CaptureReader::Next next = reader.next();
         if (next == CaptureReader::Next::Truncated && truncation_.empty()) truncation_ = reader.truncation();
+        if (next == CaptureReader::Next::Corrupt && first_pass) damaged_ = reader.error();
+        if (next == CaptureReader::Next::Skipped) {
+            if (first_pass) skipped_.add(reader.skip_reason(), reader.index());
+            continue;
+        }
         if (next != CaptureReader::Next::Record) break;
         const uint32_t length = reader.length();
         const uint32_t app_segments = (length + spec_.app_room - 1) / spec_.app_room;
@@ -186,13 +191,17 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
         segs[0]->nb_segs = static_cast<uint16_t>(nb);
         segs[0]->pkt_len = length;
         last_offset = offsets.offset_of(reader.timestamp_ns());
-        const CaptureRecord r{segs[0], rte_pktmbuf_mtod(segs[0], const uint8_t*), length, static_cast<uint16_t>(nb),
-                              base_ns + last_offset};
+        const CaptureRecord r{segs[0], rte_pktmbuf_mtod(segs[0], const uint8_t*), length, reader.wire_length(),
+                              static_cast<uint16_t>(nb), base_ns + last_offset};
         // The ring has a slot for every template, so a record that got templates gets a slot.
         if (!ring_.try_push(r)) throw std::logic_error("capture ring full with templates to spare");
         ++records;
     }
     if (base_ns == 0 && duration_ns == 0) duration_ns = last_offset;
+    if (first_pass) {
+        interface_drops_ = reader.interface_drops();
+        first_pass_read_.store(true, std::memory_order_release);
+    }
     return true;
 }
 

@@ -9,7 +9,8 @@
 // preloaded replay's do (pass k starts k capture durations in).
 //
 // The reader starts in the constructor and fills the buffers before the run's clock starts
-// (prime()). It ends at the end of the last pass, at an error (the source rethrows it once
+// (prime()). A damaged record ends a pass as the end of the file does (the records before it
+// are replayed, each pass), unless `strict`. It ends at the end of the last pass, at an error (the source rethrows it once
 // the records before it have been replayed: `drained()`), at stop() or at a process stop
 // request (Ctrl-C). Accounting: after stop() every template is back in its pool.
 //
@@ -28,6 +29,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "stages/capture_file.hpp"
+#include "stages/capture_reader.hpp"
 #include "stages/capture_ring.hpp"
 
 namespace tp {
@@ -39,6 +41,7 @@ struct CaptureStreamSpec {
     uint16_t app_room = 2048;     // data bytes of one app mbuf
     uint32_t app_segments_max = 0;  // most app mbufs one frame may take (a longer one is an error)
     int socket = -1;
+    bool strict = false;          // a damaged record is an error rather than the end of a pass
 };
 
 class CaptureStream {
@@ -69,6 +72,14 @@ public:
     bool drained();
     // Why a pass stopped early ("record 3: truncated dump file; ..."); valid once drained().
     const std::string& truncation() const { return truncation_; }
+    // Why a pass stopped at a damaged record ("record 3: ..."); valid once first_pass_read().
+    const std::string& error() const { return damaged_; }
+    // True once the first pass has been read: error(), skipped() and interface_drops() are
+    // then final.
+    bool first_pass_read() const { return first_pass_read_.load(std::memory_order_acquire); }
+    // What the first pass skipped, and the interface drops it found; valid once drained().
+    const SkippedRecords& skipped() const { return skipped_; }
+    uint64_t interface_drops() const { return interface_drops_; }
 
     // Ends the reader and gives back every template still queued. Idempotent.
     void stop();
@@ -78,7 +89,7 @@ public:
 
 private:
     void read_passes();
-    bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records);
+    bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records, bool first_pass);
     bool wait_for_room(uint32_t need);
 
     CaptureStreamSpec spec_;
@@ -87,9 +98,15 @@ private:
     // Written by the reader before done_ is set, read by the consumer after it sees done_.
     std::exception_ptr error_;
     std::string truncation_;
+    std::string damaged_;
+    SkippedRecords skipped_;
+    uint64_t interface_drops_ = 0;
     // release by the reader after its last push (and error_/truncation_), acquire by the
     // consumer: everything the reader did is visible once done_ reads true.
     std::atomic<bool> done_{false};
+    // release by the reader once the first pass's skips, error and drops are written (they
+    // are not written again), acquire by the consumer before reading them.
+    std::atomic<bool> first_pass_read_{false};
     std::atomic<bool> primed_{false};  // release/acquire: the buffers were filled once
     std::atomic<bool> stop_{false};    // relaxed: a request, it publishes no data
     // The reader sleeps on wake_ until the pool holds wake_at_ free templates (0: not waiting).

@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 
+#include "descriptors/wire_length.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/output_path.hpp"
 #include "stages/shared_output_file.hpp"
@@ -183,6 +184,7 @@ uint64_t FlowTable::memory_hint(const ParamValues& p) {
 }
 
 void FlowTable::open(StageEnv& env) {
+    wire_offset_ = wire_length_offset();
     const std::string name = "tp_flows_" + std::to_string(g_table_serial.fetch_add(1));
     rte_hash_parameters hp{};
     hp.name = name.c_str();
@@ -218,7 +220,7 @@ void FlowTable::open(StageEnv& env) {
         try {
             export_ = SharedOutputFile::open(
                 path, env.outputs, json_ ? "json" : "csv",
-                json_ ? "" : "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags\n");
+                json_ ? "" : "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,wire_bytes,first_ns,last_ns,tcp_flags\n");
         } catch (const SharedOutputFile::FormatConflict& e) {
             params_.fail("format", std::string(e.what()) + " (another flow_table exports it)");
         } catch (const std::runtime_error& e) {
@@ -346,7 +348,7 @@ void FlowTable::process(Burst& b) {
     for (const PacketDesc& d : b) {
         switch (extract(d, keys[n], flags[n])) {
             case Verdict::Flow:
-                lengths[n] = frame_length(d);
+                lengths[n] = wire_length(d.mbuf, wire_offset_);  // as tshark's frame.len
                 key_ptrs[n] = &keys[n];
                 ++n;
                 break;
@@ -418,7 +420,7 @@ void FlowTable::export_flow(const Record& r, const char* reason) {
     if (json_)
         len = std::snprintf(line, sizeof line,
                             "{\"reason\":\"%s\",\"ip_version\":%u,\"proto\":%u,\"addr_a\":\"%s\",\"port_a\":%u,"
-                            "\"addr_b\":\"%s\",\"port_b\":%u,\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
+                            "\"addr_b\":\"%s\",\"port_b\":%u,\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
                             ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"tcp_flags\":%u}\n",
                             reason, k.ip_version, k.proto, a, k.port_a, b, k.port_b, s.packets, s.bytes,
                             tsc_to_ns(s.first_tsc), tsc_to_ns(s.last_tsc), s.tcp_flags);
@@ -459,7 +461,7 @@ std::string FlowTable::key_text(const FlowKey& k) {
 }
 
 TILEPIPE_STAGE(FlowTable, "flow_table",
-               "processor: per-flow packets, bytes, first/last seen and TCP flags in a DPDK "
+               "processor: per-flow packets, wire bytes (original lengths, as tshark counts them), first/last seen and TCP flags in a DPDK "
                "rte_hash, keyed by the direction-free 5-tuple; idle timeout; CSV/JSON export",
                param<uint64_t>("capacity", 65536,
                                "flows the table holds at most; a new flow beyond counts event "
@@ -474,7 +476,8 @@ TILEPIPE_STAGE(FlowTable, "flow_table",
                                   "expiry and on each period; empty = no export"),
                param<std::string>("format", "csv",
                                   "csv: a header line, then reason,ip_version,proto,addr_a,port_a,"
-                                  "addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags; json: "
+                                  "addr_b,port_b,packets,wire_bytes,first_ns,last_ns,tcp_flags (wire_bytes: "
+                                  "lengths on the wire, not captured bytes); json: "
                                   "one object per line with those keys",
                                   {"csv", "json"}),
                param<double>("period", 0,

@@ -17,7 +17,9 @@
 // version, protocol, and the two (address, port) endpoints ordered so that A->B and B->A are
 // one flow; endpoint "a" is the lower one (address bytes, then port). Ports are those of TCP,
 // UDP and SCTP; other IP protocols (ICMP, GRE, ...) are flows of their addresses with ports 0.
-// Per flow: packets, bytes (frame bytes), first and last seen, and the OR of every TCP flags
+// Per flow: packets, wire bytes (each packet's length on the wire, descriptors/wire_length.hpp:
+// for a capture taken with a short snapshot, the original lengths, as tshark's conversations
+// count them, not the captured bytes), first and last seen, and the OR of every TCP flags
 // byte seen (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, URG 0x20, ECE 0x40, CWR 0x80).
 //
 // Fragments: the first fragment of a TCP/UDP/SCTP datagram carries its ports and is counted
@@ -41,7 +43,7 @@
 // "end").
 //
 // Export lines, CSV:
-//   reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags
+//   reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,wire_bytes,first_ns,last_ns,tcp_flags
 //   end,4,6,10.0.0.1,51000,10.0.0.2,80,12,4312,1700000000123456789,1700000000223456789,27
 // JSON lines: the same names as keys, addresses as strings, the rest as numbers.
 //
@@ -134,6 +136,7 @@ private:
     ParamValues params_;
     uint32_t capacity_;
     uint64_t idle_cycles_ = 0;    // 0: no timeout
+    int wire_offset_ = -1;        // descriptors/wire_length.hpp
     uint64_t period_cycles_ = 0;  // 0: no periodic export
     bool json_ = false;
 

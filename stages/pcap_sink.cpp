@@ -11,6 +11,7 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/runtime/stop_request.hpp"
 #include "framework/stage/registry.hpp"
@@ -103,6 +104,7 @@ void PcapSink::process(Burst& b) {
         b.n = 0;
         return;
     }
+    if (wire_offset_ < 0) wire_offset_ = wire_length_offset();
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
     RecordHeader h{static_cast<uint32_t>(now.tv_sec), static_cast<uint32_t>(now.tv_nsec), 0, 0};
@@ -128,8 +130,10 @@ void PcapSink::process(Burst& b) {
     };
     for (uint16_t i = 0; i < b.n && !failed_; ++i) {
         rte_mbuf* m = b.d[i].mbuf;
-        h.len = rte_pktmbuf_pkt_len(m);
-        h.caplen = std::min(h.len, snaplen_);
+        // The original length goes back as the capture recorded it: a replayed capture written
+        // out again keeps its `len` fields, a short snapshot's included.
+        h.len = wire_length(m, wire_offset_);
+        h.caplen = std::min(rte_pktmbuf_pkt_len(m), snaplen_);
         if (used + sizeof h + h.caplen > buf_.size()) write_buffered(i);
         if (failed_) break;
         std::memcpy(buf_.data() + used, &h, sizeof h);

@@ -10,6 +10,10 @@
 //   snaplen  bytes kept per packet; longer frames are cut, their       default 262144
 //            original length recorded (1 to 262144, libpcap's limit)
 //
+// Each record's original length is the packet's wire length (descriptors/wire_length.hpp),
+// so a capture replayed through a chain that passes its packets is written with the same
+// `len` fields it was read with, snapshot-truncated records included.
+//
 // The file is Ethernet (DLT_EN10MB) with nanosecond timestamps (magic a1b23c4d); each packet
 // is stamped with the wall-clock time of the burst that wrote it. Records of a burst are laid
 // out in one buffer allocated at open (chained mbufs copied segment by segment) and handed to
@@ -76,6 +80,7 @@ private:
     uint32_t snaplen_;
     uint16_t write_error_;
     int fd_ = -1;
+    int wire_offset_ = -1;  // descriptors/wire_length.hpp, looked up at the first burst
     std::vector<uint8_t> buf_;   // records of the burst being written (the file header first)
     size_t header_ = 0;          // bytes of buf_ that are the file header, not yet written
     uint64_t file_bytes_ = 0;    // whole records (and header) in the file

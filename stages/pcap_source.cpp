@@ -16,6 +16,7 @@
 #include "stages/capture_file.hpp"
 #include "stages/capture_stream.hpp"
 #include "stages/preload_budget.hpp"
+#include "descriptors/wire_length.hpp"
 
 namespace tp {
 
@@ -85,9 +86,23 @@ void PcapSource::check_params(const ParamValues& params) {
     CaptureFile::check_header(params.get_string("file"), params.where("file"));
 }
 
+std::string PcapSource::stage_notes() {
+    return "  link types read (pcap, and pcapng per interface), each record normalised to Ethernet:\n" +
+           link_types_help() +
+           "  records with no Ethernet form (no captured bytes, 802.11 management/control/null/encrypted frames,\n"
+           "  PPP control protocols) are skipped and counted as capture.skipped.<reason>; a damaged record ends\n"
+           "  the capture there (capture.errors) unless strict; each packet keeps its wire length (the record's\n"
+           "  original length), which bpf_filter's len, flow_table's wire_bytes and pcap_out's records use\n";
+}
+
 PcapSource::PcapSource(const ParamValues& params)
     : Stage(kKind), params_(params), loop_(params.get_uint("loop")) {
     truncated_event_ = declare_event("truncated_file");
+    skipped_event_ = declare_event("capture.skipped_records");
+    errors_event_ = declare_event("capture.errors");
+    drops_event_ = declare_event("capture.interface_drops");
+    for (size_t r = 1; r < kSkipReasons; ++r)
+        skip_reason_event_[r] = declare_event(std::string("capture.skipped.") + skip_reason_name(SkipReason(r)));
     // The capture itself is read (and checked) by open().
     const std::vector<RateParam> pacing = checked_pacing(params);
     if (!pacing.empty()) {
@@ -115,7 +130,10 @@ void PcapSource::open(StageEnv& env) {
     app_room_ = static_cast<uint16_t>(rte_pktmbuf_data_room_size(app_pool_) - RTE_PKTMBUF_HEADROOM);
     if (app_room_ == 0) throw std::logic_error("the app's packet pool has no data room");
     port_ = env.port;
+    wire_offset_ = wire_length_offset();
+    node_name_ = env.node_name;
     truncation_seen_ = false;
+    stream_reported_ = false;
 
     const ReplayPlan plan = plan_replay(params_.get_string("preload"), params_.get_uint("preload_mb"), path,
                                         params_.where("file"));
@@ -144,17 +162,19 @@ void PcapSource::open(StageEnv& env) {
 }
 
 void PcapSource::open_preloaded(const std::string& path, const StageEnv& env) {
-    capture_ = std::make_unique<CaptureFile>(path, params_.where("file"), env.socket);
+    capture_ = std::make_unique<CaptureFile>(path, params_.where("file"), env.socket, params_.get_bool("strict"));
     if (capture_->interrupted()) return;
     const auto& records = capture_->records();
     template_packets_ = records.size();
     template_bytes_ = capture_->bytes();
     truncated_ = capture_->truncated();
+    report_capture(capture_->skipped(), capture_->error(), capture_->interface_drops(),
+                   std::to_string(template_packets_) + " ");
     if (truncated_) {
         spdlog::warn("{}: {}: {}; replaying what came before the cut ({} packets)", env.node_name,
                      path, capture_->truncation(), template_packets_);
         count_event(truncated_event_);
-    } else if (template_packets_ == 0) {
+    } else if (template_packets_ == 0 && capture_->error().empty()) {
         spdlog::warn("{}: {}: the capture holds no packets; nothing to replay", env.node_name, path);
     }
 
@@ -188,6 +208,7 @@ void PcapSource::open_streamed(const std::string& path, uint64_t buffer_bytes, c
     spec.app_segments_max = std::min<uint32_t>({RTE_MBUF_MAX_NB_SEGS, env.pool->capacity(),
                                                 static_cast<uint32_t>(scratch_.size())});
     spec.socket = env.socket;
+    spec.strict = params_.get_bool("strict");
     CaptureFile::check_header(path, params_.where("file"));  // damaged records fail the node later
     stream_ = std::make_unique<CaptureStream>(spec);
     stream_->prime();
@@ -204,6 +225,31 @@ bool PcapSource::due(uint64_t packets, uint64_t bytes, uint64_t offset_ns, doubl
         case Pace::CaptureTime: units = double(offset_ns); break;
     }
     return units * cycles_per_unit_ <= elapsed_cycles;
+}
+
+// One warning per kind of record left out, and their counts as events.
+void PcapSource::report_capture(const SkippedRecords& skipped, const std::string& error, uint64_t interface_drops,
+                                const std::string& replayed) {
+    const std::string& node = node_name_;
+    const std::string& path = params_.get_string("file");
+    for (size_t r = 1; r < kSkipReasons; ++r) {
+        const uint64_t n = skipped.count[r];
+        if (n == 0) continue;
+        spdlog::warn("{}: {}: skipped {} {} (first: record {}); counted as capture.skipped.{}", node, path, n,
+                     skip_reason_text(SkipReason(r)), skipped.first[r], skip_reason_name(SkipReason(r)));
+        count_event(skip_reason_event_[r], n);
+    }
+    if (skipped.total() != 0) count_event(skipped_event_, skipped.total());
+    if (!error.empty()) {
+        spdlog::warn("{}: {}: {}; replaying the {}records before it (strict: true refuses such a file)", node, path,
+                     error, replayed);
+        count_event(errors_event_);
+    }
+    if (interface_drops != 0) {
+        spdlog::warn("{}: {}: the capturing interfaces dropped {} packets (not in the file)", node, path,
+                     interface_drops);
+        count_event(drops_event_, interface_drops);
+    }
 }
 
 void PcapSource::fill(PacketDesc& d, const CaptureRecord& r, uint16_t nb, rte_mbuf** segs) const {
@@ -223,6 +269,7 @@ void PcapSource::fill(PacketDesc& d, const CaptureRecord& r, uint16_t nb, rte_mb
     head->nb_segs = nb;
     head->pkt_len = r.length;
     head->port = port_;
+    wire_length(head, wire_offset_) = r.wire_length;
     // One app segment is a simple mbuf (see PacketDesc): sinks may free it without reading it.
     d = PacketDesc{head, 0, nb == 1 ? saturate_length(r.length) : PacketDesc::kLengthSaturated, port_, 0};
 }
@@ -272,6 +319,7 @@ struct PcapSource::StreamedFeed {
     void consume(uint32_t n) { stream.consume(n); }
     bool done() {
         if (!stream.drained()) return false;  // the reader is behind: Idle, not the end
+
         if (!src.truncation_seen_ && !stream.truncation().empty()) {
             src.truncation_seen_ = src.truncated_ = true;
             spdlog::warn("{}: {}; replayed what came before the cut", src.params_.get_string("file"),
@@ -335,6 +383,10 @@ SourceStatus PcapSource::replay(Feed& feed, Burst& b) {
 SourceStatus PcapSource::produce(Burst& b) {
     if (!replaying_) return SourceStatus::Done;
     if (stream_) {
+        if (!stream_reported_ && stream_->first_pass_read()) {
+            stream_reported_ = true;
+            report_capture(stream_->skipped(), stream_->error(), stream_->interface_drops(), "");
+        }
         StreamedFeed feed{*this, *stream_};
         return replay(feed, b);
     }
@@ -357,7 +409,7 @@ uint32_t PcapSource::template_pool_available() const {
     return capture_ ? capture_->pool_available() : 0;
 }
 
-TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback), preloaded or streamed from the file, at top speed or paced",
+TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback, PPP, 802.11), preloaded or streamed from the file, at top speed or paced",
                param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)").input_file(),
                param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops").between(0, UINT32_MAX),
                param<double>("pps", 0, "pace at this many packets per second (0 = off)").at_least(0),
@@ -372,6 +424,9 @@ TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linu
                                   {"auto", "true", "false"}),
                param<uint64_t>("preload_mb", 0,
                                "memory a preloaded capture may take, MiB; 0 = half of what the process can "
-                               "take; also bounds a stream's buffers"));
+                               "take; also bounds a stream's buffers"),
+               param<bool>("strict", false,
+                           "refuse a capture with a damaged record (as tcpdump does) instead of replaying the "
+                           "records before it; `tilepipe run --strict` sets it"));
 
 }  // namespace tp

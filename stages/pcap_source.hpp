@@ -13,6 +13,8 @@
 //               stream it from the file (preload_budget.hpp)
 //   preload_mb  the memory a preloaded capture may take, MiB (0 = half of    default 0
 //               what the process can take); also bounds a stream's buffers
+//   strict      refuse a capture with a damaged record instead of replaying  default false
+//               the records before it (`tilepipe run --strict` sets it)
 //
 // Preloaded, open() loads the whole file into template mbufs of a private pool before timing
 // starts (CaptureFile), so replay never reads the disk. Streamed, open() starts a reader
@@ -26,9 +28,18 @@
 // sleeps. Under `speed`, timestamps that go backwards or cannot be real replay as zero gaps.
 // A stop request (Ctrl-C) while loading ends the load at once; the source then replays nothing.
 //
-// Events: `truncated_file` (the capture ended inside a record; the records before the cut are
-// replayed and a warning is logged once: at open, or for a stream when the reader reaches the
-// cut).
+// Events (each with one warning, at open, or for a stream when the reader reaches the point):
+//   truncated_file                 the capture ended inside a record; the records before the
+//                                  cut are replayed
+//   capture.errors                 a damaged record stopped the reading (1); the records before
+//                                  it are replayed
+//   capture.skipped_records        records with no Ethernet form, not replayed; and by reason,
+//   capture.skipped.<reason>       empty_record, wlan_management, ppp_control, ... (link_layer.hpp)
+//   capture.interface_drops        packets the capturing interfaces dropped (pcapng statistics)
+// Skips, errors and drops count the file once, whatever `loop` is: replayed + skipped is the
+// file's record count on a single pass.
+//
+// Each packet's wire length (descriptors/wire_length.hpp) is the record's original length.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +71,8 @@ public:
     // reports why, with the record index).
     static uint64_t memory_hint(const ParamValues& params);
     static void check_params(const ParamValues& params);
+    // The link types read and what each becomes, and what is skipped (`tilepipe stages pcap`).
+    static std::string stage_notes();
 
     void open(StageEnv& env) override;
     SourceStatus produce(Burst& b) override;
@@ -99,6 +112,8 @@ private:
     template <typename Feed>
     SourceStatus replay(Feed& feed, Burst& b);
     bool due(uint64_t packets, uint64_t bytes, uint64_t offset_ns, double elapsed_cycles) const;
+    void report_capture(const SkippedRecords& skipped, const std::string& error, uint64_t interface_drops,
+                        const std::string& replayed);
     void fill(PacketDesc& d, const CaptureRecord& r, uint16_t app_segments, rte_mbuf** segs) const;
 
     ParamValues params_;
@@ -123,7 +138,14 @@ private:
     uint64_t template_bytes_ = 0;
     bool truncated_ = false;
     uint16_t truncated_event_;
+    uint16_t skipped_event_;
+    uint16_t errors_event_;
+    uint16_t drops_event_;
+    uint16_t skip_reason_event_[kSkipReasons];
+    int wire_offset_ = -1;
     bool truncation_seen_ = false;  // a stream's cut was reported
+    bool stream_reported_ = false;  // a stream's skips, error and drops were reported
+    std::string node_name_;
 };
 
 }  // namespace tp

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/capture_file.hpp"
@@ -134,6 +135,7 @@ void PortSource::open(StageEnv& env) {
         replay_.active = true;
     }
     desc_port_ = env.port;
+    wire_offset_ = wire_length_offset();
     received_ = 0;
     last_rx_tsc_ = 0;
     idle_cycles_ = static_cast<uint64_t>(idle_seconds_ * double(rte_get_tsc_hz()));
@@ -157,6 +159,7 @@ SourceStatus PortSource::produce(Burst& b) {
     tsan_acquire(const_cast<rte_mempool*>(pool_));
     for (uint16_t i = 0; i < n; ++i) {
         const rte_mbuf* mb = m[i];
+        wire_length(m[i], wire_offset_) = mb->pkt_len;
         const uint32_t hash = (mb->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ? mb->hash.rss : 0;
         b.d[i] = PacketDesc{m[i], hash, descriptor_length(mb, pool_), desc_port_, 0};
     }

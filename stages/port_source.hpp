@@ -92,6 +92,7 @@ private:
     uint8_t desc_port_ = 0;
     bool opened_ = false;
     uint64_t received_ = 0;
+    int wire_offset_ = -1;  // descriptors/wire_length.hpp: pkt_len as received
     uint64_t idle_cycles_ = 0;  // 0 = never
     uint64_t last_rx_tsc_ = 0;  // 0 until the first produce()
     struct Replay {             // a file replayed once through net_pcap

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 
@@ -111,6 +112,7 @@ SynthSource::SynthSource(const ParamValues& p) : Stage(kKind) {
 
 void SynthSource::open(StageEnv& env) {
     env_ = env;
+    wire_offset_ = wire_length_offset();
     for (uint16_t s : sizes_)
         if (s > env.pool->data_room())
             throw LocatedError(Location{env.node_name},
@@ -178,6 +180,7 @@ SourceStatus SynthSource::produce(Burst& b) {
         m[i]->data_len = f.length;
         m[i]->pkt_len = f.length;
         m[i]->port = env_.port;
+        wire_length(m[i], wire_offset_) = f.length;
         b.d[i] = PacketDesc{m[i], 0, f.length, env_.port, 0};
         emitted_bytes_ += f.length;
     }

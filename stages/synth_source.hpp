@@ -59,6 +59,7 @@ private:
     double mbps_ = 0;
     uint64_t end_tsc_ = 0;
     uint64_t emitted_ = 0;
+    int wire_offset_ = -1;  // descriptors/wire_length.hpp: the frame's length
     double packets_per_cycle_ = 0;   // pps pacing (0: off)
     double bytes_per_cycle_ = 0;     // mbps pacing (0: off)
     uint64_t pace_start_tsc_ = 0;    // armed on the first produce()

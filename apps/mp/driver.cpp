@@ -17,7 +17,7 @@ const char* kKernelHelp =
     "  --iters K           mp-stencil: sweeps (default 50)\n"
     "  --reps K            mp-pingpong: round trips for the shortest message (default 2000)\n"
     "  --topology T        tiles: the mesh preset the ranks are placed on (default: the host)\n"
-    "  --replace-buffer B  tiles: bytes sendrecv_replace stages at most (default 4096)\n"
+    "  --replace-buffer B  tiles: bytes sendrecv_replace stages at most (default 65536)\n"
     "  --json OUT          write the report as JSON\n";
 
 const std::vector<std::string>& kernel_names() {

@@ -18,7 +18,7 @@ struct KernelOptions {
     int iters = 50;               // mp-stencil's sweeps
     int reps = 2000;              // mp-pingpong's round trips for short messages
     std::string topology;         // tiles only
-    size_t replace_buffer = 4096; // tiles only
+    size_t replace_buffer = 65536; // tiles only
     std::string json;
 };
 

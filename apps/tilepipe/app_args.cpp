@@ -10,6 +10,8 @@ void add_app_options(CLI::App* cmd, AppArgs& a) {
                                           "replace the app's source with a pcap source reading FILE (keeps its loop and pacing)");
     cmd->add_option_function<std::string>("--loop", [&a](const std::string& v) { a.overrides.loop = v; },
                                           "replay the capture N times (0 = until Ctrl-C)");
+    cmd->add_flag("--strict", a.overrides.strict,
+                  "refuse a capture with a damaged record (as tcpdump does) instead of replaying the records before it");
     cmd->add_option_function<std::string>("--topology", [&a](const std::string& v) { a.overrides.topology = v; },
                                           "topology preset: host, tilepro64, epiphany16, epiphany64");
     cmd->add_option("--set", a.overrides.sets,

@@ -53,6 +53,7 @@ std::vector<std::string> overrides_of(const AppArgs& a) {
     const AppOverrides& o = a.overrides;
     if (o.pcap) v.push_back("--pcap " + *o.pcap);
     if (o.loop) v.push_back("--loop " + *o.loop);
+    if (o.strict) v.push_back("--strict");
     if (o.topology) v.push_back("--topology " + *o.topology);
     if (o.latency) v.push_back("--latency " + *o.latency);
     for (const std::string& s : o.sets) v.push_back("--set " + s);

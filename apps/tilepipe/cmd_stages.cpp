@@ -37,6 +37,7 @@ int list_stages(const std::string& only) {
         for (const Row& r : rows)
             std::printf("    %-*s  %-*s  %-*s  %s\n", int(w_name), r.name.c_str(), int(w_type), r.type.c_str(),
                         int(w_def), r.def.c_str(), r.help.c_str());
+        if (s->notes) std::printf("%s", s->notes().c_str());
         std::printf("\n");
     }
     if (!found) {

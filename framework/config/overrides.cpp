@@ -186,6 +186,17 @@ void loop_sources(AppConfig& app, const std::string& loops, Claims* claims) {
     if (!any) throw LocatedError(where, "the app has no source that replays (use --pcap FILE)");
 }
 
+// `--strict`: every source with a `strict` parameter refuses a capture with a damaged record.
+void strict_sources(AppConfig& app, Claims* claims) {
+    const Location where{"--strict"};
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        NodeConfig& n = app.pipeline[i];
+        if (n.stage->find_param("strict") == nullptr || n.stage->kind != StageKind::Source) continue;
+        if (claims != nullptr) claims->claim(node_target(app, i, {}, "strict").id, where);
+        n.raw["strict"] = {"true", where};
+    }
+}
+
 void topology(AppConfig& app, const std::string& name, Claims* claims) {
     const Location where{"--topology " + name};
     if (claims != nullptr) claims->claim("topology", where);
@@ -198,6 +209,7 @@ void apply_overrides(AppConfig& app, const AppOverrides& o) {
     Claims claims;
     if (o.pcap) pcap_source(app, *o.pcap, &claims);
     if (o.loop) loop_sources(app, *o.loop, &claims);
+    if (o.strict) strict_sources(app, &claims);
     if (o.topology) topology(app, *o.topology, &claims);
     if (o.latency) {
         const Location where{"--latency " + *o.latency};

@@ -33,6 +33,7 @@ struct AppOverrides {
     std::optional<std::string> topology;  // --topology NAME
     std::optional<std::string> latency;   // --latency off|all|sample N (run)
     std::vector<std::string> sets;        // --set PATH=VALUE, in order
+    bool strict = false;                  // --strict: sources refuse damaged captures
 };
 
 // Applies every override, then re-runs the checks that span settings (check_app).

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "framework/metrics/capture_summary.hpp"
 #include "framework/metrics/text_table.hpp"
 #include "framework/metrics/units.hpp"
 
@@ -133,6 +134,7 @@ std::string format_table(const RunReport& r) {
         if (tl.stalled_ms > 0) s += "chaos: node '" + tl.node + "' stood still for " + format_duration(tl.stalled_ms / 1e3) + "\n";
     s += "delivered " + std::to_string(r.delivered) + ", dropped " + std::to_string(r.drops) + ", unaccounted " +
          std::to_string(r.unaccounted) + "; " + pools_line(r) + "\n";
+    s += format_capture(r);
     if (r.lost_before_source != 0)
         s += "lost before source " + std::to_string(r.lost_before_source) + " (device: no mbuf, missed or errors)\n";
     if (r.header.cut_short) {
@@ -234,6 +236,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"channels", channels},
             {"pools", pools}};
     add_latency_json(j, r.latency);
+    add_capture_json(j, r);
     return j;
 }
 

@@ -23,7 +23,7 @@ struct TilesOptions {
     int ranks = 4;
     std::string topology;              // a preset (epiphany16, tilepro64, ...); empty: the host
     std::string placement = "linear";  // linear, snake or compact
-    size_t replace_buffer = 4096;      // bytes sendrecv_replace stages at most (>= one segment)
+    size_t replace_buffer = 65536;     // bytes sendrecv_replace stages at most (>= one segment)
     uint32_t credits = 32;             // segments in flight from one rank to another (>= 2)
     bool pin = true;                   // pin rank threads to CPUs
     WaitPolicy wait{};

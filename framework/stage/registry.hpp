@@ -47,6 +47,9 @@ struct StageInfo {
     // Device ports an instance sets up (CLASS::device_ports(params) when declared, else 1):
     // each one's rings hold mbufs of the app's pool, which the default pool size counts.
     std::function<uint64_t(const ParamValues&)> device_ports;
+    // More than the one-line description, for `tilepipe stages NAME` (CLASS::stage_notes() when
+    // declared, else ""): lines, each ending in a newline.
+    std::function<std::string()> notes;
 
     const ParamSpec* find_param(const std::string& p) const;
 };
@@ -98,6 +101,12 @@ uint64_t device_ports_of(const ParamValues& p) {
 }
 
 template <typename C>
+std::string notes_of() {
+    if constexpr (requires { C::stage_notes(); }) return C::stage_notes();
+    else return "";
+}
+
+template <typename C>
 constexpr double cost_of() {
     if constexpr (requires { C::kCost; }) return C::kCost;
     else if constexpr (C::kKind == StageKind::Source) return 2.5;
@@ -118,8 +127,8 @@ struct StageRegistrar {
 // `kCost`, a static `double expected_pass(const tp::ParamValues&)` and a static
 // `void check_params(const tp::ParamValues&)` throwing LocatedError, and a static
 // `void check_data_room(const tp::ParamValues&, uint32_t)` and a static
-// `uint64_t device_ports(const tp::ParamValues&)`) under NAME with a one-line
-// DESCRIPTION and its parameter declarations.
+// `uint64_t device_ports(const tp::ParamValues&)` and a static `std::string stage_notes()`)
+// under NAME with a one-line DESCRIPTION and its parameter declarations.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                          \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{::tp::StageInfo{ \
         NAME, DESCRIPTION, CLASS::kKind, {__VA_ARGS__},                                         \
@@ -129,4 +138,4 @@ struct StageRegistrar {
         &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,             \
         ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,                 \
         &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>,        \
-        &::tp::detail::device_ports_of<CLASS>}}
+        &::tp::detail::device_ports_of<CLASS>, &::tp::detail::notes_of<CLASS>}}

@@ -93,9 +93,9 @@ Conversations exported_conversations(const std::string& path, bool json) {
             proto = std::to_string(j["proto"].get<int>());
             a = j["addr_a"], b = j["addr_b"];
             pa = std::to_string(j["port_a"].get<int>()), pb = std::to_string(j["port_b"].get<int>());
-            packets = j["packets"], bytes = j["bytes"];
+            packets = j["packets"], bytes = j["wire_bytes"];
         } else {
-            std::vector<std::string> f;  // reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,...
+            std::vector<std::string> f;  // reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,wire_bytes,...
             std::istringstream cells(line);
             for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
             if (f.size() < 9) {

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -77,6 +79,53 @@ TEST(Capture, OneLargerThanTheMemoryGivenToItsReplayStreamsEveryPacket) {
         << "the replay held the capture in memory (baseline " << baseline << " bytes)";
     fs::remove(small);
     fs::remove(cap);
+    fs::remove(json);
+}
+
+// A capture taken with `-s 60` (editcap's snap length): `greater 1000` keeps what tcpdump keeps,
+// counting the lengths on the wire, and a chain that passes every packet writes records with
+// the input's original lengths.
+TEST(Capture, ASnapLengthTruncatedCaptureFiltersAndIsWrittenBackByItsWireLengths) {
+    const std::string snapped = tmp_path("snap60.pcap");
+    ASSERT_EQ(run_command("editcap -s 60 '" + pcaps_dir() + "/pcpp__example.pcap' '" + snapped + "'").status, 0);
+    const long want = std::stol("0" + run_command("tcpdump --count -r '" + snapped + "' greater 1000 2>/dev/null").out);
+    ASSERT_GT(want, 1000);
+    const std::string json = tmp_path("snap.json");
+    ASSERT_EQ(tilepipe("run conf/filter.yaml --quiet --pcap '" + snapped + "' --set 'filter.expr=greater 1000' --json " + json).status, 0);
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    for (const auto& st : j["stages"])
+        if (st["name"] == "filter") EXPECT_EQ(st["out"].get<long>(), want);
+
+    const std::string out = tmp_path("snap_out.pcap");
+    const std::string conf = tmp_path("pass.yaml");
+    std::ofstream(conf) << "app: pass\npipeline:\n  - { stage: pcap, file: '" << snapped
+                        << "' }\n  - { stage: pass }\n  - { stage: pcap_out, file: '" << out << "' }\n";
+    const CommandResult passed = tilepipe("run '" + conf + "' --quiet");
+    ASSERT_EQ(passed.status, 0) << passed.err;
+    const auto lengths = [](const std::string& f) {
+        return run_command("tshark -n -r '" + f + "' -T fields -e frame.len -e frame.cap_len 2>/dev/null").out;
+    };
+    EXPECT_EQ(lengths(out), lengths(snapped));
+    fs::remove(snapped);
+    fs::remove(out);
+    fs::remove(conf);
+    fs::remove(json);
+}
+
+// Records that hold no bytes are skipped, warned about once and counted in the report.
+TEST(Capture, SkippedRecordsAreInTheReportTableAndJson) {
+    const std::string file = pcaps_dir() + "/tcpdump__bgp_vpn_rt-oobr.pcap";
+    const std::string json = tmp_path("skip.json");
+    const CommandResult r = tilepipe("run conf/forward.yaml --quiet --loop 1 --pcap '" + file + "' --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["packets"], 1);
+    EXPECT_EQ(j["capture"]["skipped_records"], 37);
+    EXPECT_EQ(j["capture"]["skipped"]["empty_record"], 37);
+    EXPECT_EQ(j["capture"]["errors"], 0);
+    EXPECT_NE(r.out.find("capture: 37 records skipped, not replayed (empty_record 37)"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one warning: " << r.err;
+    EXPECT_NE(r.err.find("skipped 37 records with no captured bytes (first: record 2)"), std::string::npos) << r.err;
     fs::remove(json);
 }
 

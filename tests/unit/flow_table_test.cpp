@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/flow_table.hpp"
@@ -130,6 +131,7 @@ rte_mbuf* mbuf_of(MbufPool& pool, const Bytes& frame) {
     rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
     EXPECT_NE(m, nullptr);
     std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(), frame.size());
+    wire_length(m, wire_length_offset()) = m->pkt_len;  // as a source sets it
     return m;
 }
 
@@ -313,7 +315,7 @@ TEST_F(FlowTableTest, CloseExportsEveryFlowAsCsv) {
     t.close();
     const std::vector<std::string> lines = lines_of(path);
     ASSERT_EQ(lines.size(), 3u);
-    EXPECT_EQ(lines[0], "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,bytes,first_ns,last_ns,tcp_flags");
+    EXPECT_EQ(lines[0], "reason,ip_version,proto,addr_a,port_a,addr_b,port_b,packets,wire_bytes,first_ns,last_ns,tcp_flags");
     std::set<std::string> rows(lines.begin() + 1, lines.end());
     bool tcp_seen = false;
     for (const std::string& row : rows) {
@@ -355,7 +357,7 @@ TEST_F(FlowTableTest, JsonExportHasOneObjectPerFlow) {
     EXPECT_EQ(j["addr_b"], "2001:db8::2");
     EXPECT_EQ(j["port_b"], 50000);
     EXPECT_EQ(j["packets"], 1);
-    EXPECT_EQ(j["bytes"], 14 + 40 + 20 + 10);
+    EXPECT_EQ(j["wire_bytes"], 14 + 40 + 20 + 10);
     EXPECT_EQ(j["tcp_flags"], kAck);
     EXPECT_LE(j["first_ns"].get<uint64_t>(), j["last_ns"].get<uint64_t>());
 }
@@ -468,7 +470,16 @@ int link_type_of(const std::string& path) {
     return dlt;
 }
 
+// Captures tshark cannot read to the end: the source replays what comes before the damage.
+const std::map<std::string, std::string> kDamagedCaptures = {
+    {"scapy__bad_rsn_parsing_overrides_ssid.pcap", "cut short in the middle of a packet"},
+    {"suricata__fuzz.pcap", "a record of 16711424 bytes: damaged"},
+};
+// pcapng captures whose interfaces have different link types: link headers differ per frame.
+const std::set<std::string> kMultiLinkCaptures = {"pcpp__pcapng-example.pcapng"};
+
 const std::set<std::string> kTunnelCaptures = {
+    "tcpdump__mpls-traceroute.pcap",       // UDP and ICMP inside MPLS over PPP
     "zeek__vxlan-encapsulated-http.pcap",  // HTTP/TCP inside VXLAN
     "tcpdump__geneve.pcap",                // SSH/TCP inside Geneve
     "zeek__mixed-vlan-mpls.pcap",          // a TCP session inside MPLS
@@ -552,8 +563,12 @@ TEST_P(FlowsOfCapture, TcpAndUdpFlowsEqualTsharksConversationsInPacketsAndBytes)
     const std::string path = test::pcaps_dir() + "/" + name;
     const std::optional<TableView> ours = flow_table_counts(path);
     if (!ours) GTEST_SKIP() << "the pcap source refuses " << name;
+    if (kDamagedCaptures.count(name) != 0)
+        GTEST_SKIP() << "tshark stops on " << name << " with an error (" << kDamagedCaptures.at(name)
+                     << "): no conversation table to compare with";
     // Bytes differ by the link header the pcap source swaps for Ethernet, per frame.
-    const long extra = test::normalised_bytes_per_frame(link_type_of(path));
+    const long extra = kMultiLinkCaptures.count(name) != 0 ? test::kBytesVaryPerFrame
+                                                            : test::normalised_bytes_per_frame(link_type_of(path));
     const bool fragments = kFragmentCaptures.count(name) != 0;
     {
         SCOPED_TRACE("tshark -z conv,tcp -z conv,udp, tunnels not dissected");
