@@ -7,7 +7,8 @@
 // as much as each sender has until the burst is full, and remembers the last sender that gave
 // anything. So with every sender always ready each one gets exactly 1/N of the items (of the
 // bursts, for bursts no longer than a sender's backlog), and an idle sender costs one
-// try_recv per scan (the paper's Fig. 12).
+// try_recv per scan (the paper's Fig. 12). Over channels that share one receive side (the
+// messaging network's asymmetric interface) a receive polls that side once instead.
 //
 // Ordering: per-sender FIFO, exactly once; no order between senders. End of stream: closed()
 // is true once every sender has closed its channel; a receiver that then finds every channel
@@ -46,11 +47,25 @@ public:
         last_ = senders - 1;  // the first scan starts at sender 0
     }
 
+    // Over channels built elsewhere (a messaging network's links into one tile, a shared
+    // locked queue's views). When they all share one receive side (Channel::receive_side),
+    // a receive polls that side once, whatever the number of senders: the paper's asymmetric
+    // interface. Throws std::invalid_argument for a count of 0 or over kMaxSenders.
+    explicit AsymmetricReceiver(std::vector<std::unique_ptr<Channel<T>>> channels) : chans_(std::move(channels)) {
+        if (chans_.empty() || chans_.size() > kMaxSenders)
+            throw std::invalid_argument("asymmetric channel: sender count must be between 1 and " +
+                                        std::to_string(kMaxSenders) + ", got " + std::to_string(chans_.size()));
+        shared_ = true;
+        for (const auto& c : chans_) shared_ = shared_ && c->receive_side() == chans_[0]->receive_side();
+        last_ = senders() - 1;
+    }
+
     uint32_t senders() const { return static_cast<uint32_t>(chans_.size()); }
     Channel<T>& sender(uint32_t i) { return *chans_[i]; }
     const char* transport() const { return chans_[0]->transport(); }
 
     bool try_recv(T& item) {
+        if (shared_) return chans_[0]->try_recv(item);
         const uint32_t n = senders();
         uint32_t i = last_;
         for (uint32_t k = 0; k < n; ++k) {
@@ -64,6 +79,7 @@ public:
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) {
+        if (shared_) return chans_[0]->try_recv_burst(items, n);
         const uint32_t senders_n = senders();
         uint32_t got = 0;
         uint32_t i = last_;
@@ -94,6 +110,8 @@ public:
     Doorbell* receiver_bell() const { return rx_bell_; }
 
     bool park_receiver(const WaitPolicy& policy, const std::function<bool()>& attempt) {
+        // A shared side may sleep its own way (a locked queue's condition variable).
+        if (shared_ && rx_bell_ == nullptr) return chans_[0]->park_receiver(policy, attempt);
         return park_on(rx_bell_, policy, attempt);
     }
 
@@ -101,6 +119,7 @@ public:
 
 private:
     std::vector<std::unique_ptr<Channel<T>>> chans_;
+    bool shared_ = false;      // every channel pops one receive side: poll it once
     uint32_t last_ = 0;        // receiver-private
     size_t first_open_ = 0;    // receiver-private
     Doorbell* rx_bell_ = nullptr;

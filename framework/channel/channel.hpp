@@ -48,6 +48,11 @@ public:
     // loads: possibly a burst out of date, never blocking either end. -1: the transport cannot
     // tell without taking a side's private state.
     virtual int64_t queued() const { return -1; }
+    // What a receive pops: this channel, or a queue it shares with other channels into the
+    // same receiver (a messaging network's asymmetric interface, a shared locked queue), in
+    // which case a receive on any of them may return another's item and polling one of them
+    // polls them all (AsymmetricReceiver does).
+    virtual const void* receive_side() const { return this; }
 
     void close() {
         closed_.store(true, std::memory_order_release);  // after every send of this sender

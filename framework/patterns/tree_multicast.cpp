@@ -16,6 +16,11 @@ MulticastNetwork::MulticastNetwork(const ChannelSpec& spec, uint32_t workers, Mu
     for (uint32_t j = 0; j < workers; ++j) inputs_.push_back(make_channel<uint64_t>(spec));
 }
 
+MulticastNetwork::MulticastNetwork(std::vector<std::unique_ptr<Channel<uint64_t>>> inputs, Multicast mode)
+    : mode_(mode), inputs_(std::move(inputs)) {
+    if (inputs_.empty()) throw std::invalid_argument("multicast: the worker count must be at least 1");
+}
+
 void MulticastNetwork::set_doorbells(Doorbell* emitter, std::span<Doorbell* const> workers) {
     const uint32_t w = this->workers();
     if (workers.size() != w)

@@ -199,6 +199,8 @@ class MulticastNetwork {
 public:
     // Throws std::invalid_argument for W = 0 or whatever make_channel rejects in `spec`.
     MulticastNetwork(const ChannelSpec& spec, uint32_t workers, Multicast mode);
+    // Over channels built elsewhere (one per worker, its input: on a messaging network, say).
+    MulticastNetwork(std::vector<std::unique_ptr<Channel<uint64_t>>> inputs, Multicast mode);
 
     uint32_t workers() const { return static_cast<uint32_t>(inputs_.size()); }
     Multicast mode() const { return mode_; }

@@ -1,6 +1,7 @@
 #include "framework/runtime/doorbell.hpp"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +13,31 @@ long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ts
     return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, ts, nullptr, 0);
 }
 }  // namespace
+
+namespace {
+long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
+
+// Registration once per process; false when the kernel lacks private expedited membarrier.
+bool membarrier_ready() {
+    static const bool ready = [] {
+        const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+        if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+        return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    }();
+    return ready;
+}
+}  // namespace
+
+bool Doorbell::make_light() {
+    light_ = membarrier_ready();
+    return light_;
+}
+
+void Doorbell::heavy_barrier() {
+    // Registered in make_light(); a failure here would leave a producer's store unordered,
+    // so fall back to what a fence can still do on this side.
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 void Doorbell::park(std::chrono::microseconds timeout) {
     timespec ts{static_cast<time_t>(timeout.count() / 1000000),

@@ -23,10 +23,33 @@ public:
         if (parked_.load(std::memory_order_relaxed) != 0) wake();
     }
 
+    // Producer side without a fence, for producers that ring after every single send: on a
+    // doorbell made light (make_light), the sleeper pays for the ordering instead. The
+    // Dekker pattern needs a full barrier on both sides between store and load; here the
+    // producer keeps only the compiler's order (a signal fence: its data store is issued
+    // before its load of `parked_`) and the sleeper's membarrier(PRIVATE_EXPEDITED), made
+    // between announcing and re-checking, runs a full barrier on every CPU running a thread
+    // of this process (a thread not running passed one when it was switched out). So a
+    // producer whose load of `parked_` preceded that barrier had its data store drained by it
+    // (the sleeper's re-check sees the data), and one whose load came after it sees the
+    // announcement (and wakes the sleeper). On a doorbell that is not light, the same as ring().
+    void ring_light() {
+        if (!light_) return ring();
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // compiler order only: see above
+        // relaxed: ordered against the sleeper by its membarrier (see above).
+        if (parked_.load(std::memory_order_relaxed) != 0) wake();
+    }
+    // Moves the ordering cost of ring_light() to the sleeper; true when the kernel offers
+    // private expedited membarrier (else ring_light() stays a ring()). Call before the
+    // threads that use this doorbell start.
+    bool make_light();
+    bool light() const { return light_; }
+
     // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
     void prepare_park() {
-        parked_.store(1, std::memory_order_relaxed);  // relaxed: ordered by the fence below
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // announce before re-checking inputs
+        parked_.store(1, std::memory_order_relaxed);  // relaxed: ordered by the barrier below
+        if (light_) heavy_barrier();  // every running thread's barrier: see ring_light()
+        else std::atomic_thread_fence(std::memory_order_seq_cst);  // announce before re-checking inputs
     }
     // relaxed: withdrawing the announcement publishes nothing; at worst a producer still
     // sees 1 and pays for a futex wake that finds no sleeper.
@@ -38,6 +61,8 @@ public:
 
 private:
     void wake();
+    static void heavy_barrier();
+    bool light_ = false;
     alignas(64) std::atomic<uint32_t> parked_{0};
     std::atomic<uint64_t> wakeups_{0};
 };

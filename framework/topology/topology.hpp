@@ -1,8 +1,8 @@
 // Topology: the tiles an app is placed on — a W x H mesh with (x, y) coordinates, a hop
 // distance, and reserved tiles no node may use.
 //
-// Mesh presets model the many-cores the design comes from: `tilepro64` (8x8; the 8 tiles of
-// the bottom row serve the OS, 56 run user code), `epiphany16` (4x4), `epiphany64` (8x8), with
+// Mesh presets model the many-cores the design comes from: `tilepro64` (8x8; six tiles of
+// the bottom row serve the OS, 58 run user code, the corners among them), `epiphany16` (4x4), `epiphany64` (8x8), with
 // X-then-Y dimension-ordered routing, so hops = |dx| + |dy|. `host` is the real machine read
 // with hwloc: one tile per allowed CPU, a row per NUMA node, and a distance taken from the
 // cache hierarchy instead of a mesh (see host_topology.cpp); when an app has more nodes than

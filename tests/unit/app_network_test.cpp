@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "framework/channel/asymmetric_receiver.hpp"
+#include "framework/channel/blocking.hpp"
+#include "framework/channel/transport_lock_gather.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
@@ -153,6 +156,61 @@ TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSender
     const auto tile = static_cast<noc::TileId>(plan.networks[0].tile_of_node[collector]);
     ASSERT_NE(nets.message_network(), nullptr);
     EXPECT_EQ(nets.message_network()->counters(tile, c.data_queue).messages, 8u * kPerSender);
+}
+
+// Senders 0..n-1 each send `per` numbered words (sender << 32 | i) through `gather`; the
+// receiver takes them with blocking receives through `policy`. Returns the items out of
+// their sender's order (or from no sender) and checks every sender's count.
+uint64_t gather_in_order(AsymmetricReceiver<uint64_t>& gather, uint32_t per, const WaitPolicy& policy) {
+    const uint32_t n = gather.senders();
+    std::vector<std::thread> senders;
+    for (uint32_t s = 0; s < n; ++s)
+        senders.emplace_back([&, s] {
+            for (uint32_t i = 0; i < per; ++i) send(gather.sender(s), (uint64_t{s} << 32) | i, policy);
+            gather.sender(s).close();
+        });
+    std::vector<uint64_t> next(n, 0);
+    uint64_t wrong = 0, item = 0;
+    while (recv(gather, item, policy)) {
+        const uint64_t s = item >> 32;
+        if (s >= n || (item & 0xffffffffu) != next[s]) ++wrong;
+        else ++next[s];
+    }
+    for (auto& t : senders) t.join();
+    for (uint32_t s = 0; s < n; ++s) EXPECT_EQ(next[s], per) << "sender " << s;
+    return wrong;
+}
+
+TEST(AppNetwork, ALockedGatherSharedBySendersDeliversOnceInEachSendersOrderWithBlockingWaits) {
+    // The paper's lck_queue gather: one mutex-protected queue, condition-variable waits only.
+    AsymmetricReceiver<uint64_t> gather(locked_gather<uint64_t>(8, 4));
+    WaitPolicy blocking;
+    blocking.spin_rounds = blocking.yield_rounds = 0;
+    EXPECT_EQ(gather_in_order(gather, 20000, blocking), 0u);
+}
+
+TEST(AppNetwork, AMapsGatherOnTheNetworkWithFenceFreeDoorbellsDeliversOnceInEachSendersOrder) {
+    // A map's workers send their partials into the collector's one queue; every wait parks
+    // at once, on doorbells whose senders ring without a fence (Doorbell::ring_light).
+    const AppConfig app = parse_app_config(
+        "transport: udn\npipeline:\n  - { stage: synth, count: 10 }\n"
+        "  - map:\n      name: m\n      workers: 4\n      worker: [pass]\n  - drop\n", "map.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    const size_t collector = node_named(plan, "m.collector");
+    std::vector<std::unique_ptr<Channel<uint64_t>>> in;
+    for (size_t e : plan.graph.inputs_of(collector))
+        if (plan.graph.edges[e].words && !plan.graph.edges[e].freed) in.push_back(nets.word_channel(e));
+    ASSERT_EQ(in.size(), 4u);
+    for (const auto& c : in) EXPECT_EQ(c->capacity(), 16u);  // K <= 128/(2 x 4)
+    AsymmetricReceiver<uint64_t> gather(std::move(in));
+    std::vector<Doorbell> bells(5);
+    for (Doorbell& b : bells) b.make_light();
+    gather.set_receiver_bell(&bells[4]);
+    for (uint32_t s = 0; s < 4; ++s) gather.sender(s).set_bells(&bells[s], &bells[4]);
+    WaitPolicy parking;
+    parking.spin_rounds = parking.yield_rounds = 0;
+    EXPECT_EQ(gather_in_order(gather, 20000, parking), 0u);
 }
 
 TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {

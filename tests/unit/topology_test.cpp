@@ -36,12 +36,14 @@ TEST(Topology, MeshHopsFollowXYRouting) {
     EXPECT_EQ(t.xy(t.tile_at({2, 3})), (TileXY{2, 3}));
 }
 
-TEST(Topology, TilePro64ReservesItsOsRow) {
+TEST(Topology, TilePro64ReservesAFewOsTilesAndKeepsTheCornersForTheLongestPath) {
     const Topology t = Topology::preset("tilepro64");
     EXPECT_EQ(t.tiles(), 64);
-    EXPECT_EQ(t.usable(), 56);
-    for (int x = 0; x < 8; ++x) EXPECT_TRUE(t.reserved(t.tile_at({x, 7})));
-    EXPECT_FALSE(t.reserved(t.tile_at({0, 0})));
+    EXPECT_EQ(t.usable(), 58);  // 56 workers, an emitter and a collector
+    for (int x = 1; x < 7; ++x) EXPECT_TRUE(t.reserved(t.tile_at({x, 7})));
+    for (const TileXY corner : {TileXY{0, 0}, TileXY{7, 7}, TileXY{0, 7}, TileXY{7, 0}})
+        EXPECT_FALSE(t.reserved(t.tile_at(corner)));
+    EXPECT_EQ(t.hops(t.tile_at({0, 0}), t.tile_at({7, 7})), 14);
     EXPECT_EQ(Topology::preset("epiphany64").usable(), 64);
 }
 
@@ -201,7 +203,7 @@ TEST(Placement, ExplicitTilesAreHonouredAndCheckedByNode) {
     EXPECT_EQ(error_node({std::nullopt, std::nullopt, TileXY{3, 7}}), 2);   // reserved
     EXPECT_EQ(error_node({TileXY{1, 1}, TileXY{1, 1}, std::nullopt}), 1);   // taken
     EXPECT_EQ(error_node({std::nullopt, TileXY{8, 0}, std::nullopt}), 1);   // outside
-    EXPECT_THROW(place_nodes(t, chain(57, PlacementPolicy::Linear)), PlacementError);
+    EXPECT_THROW(place_nodes(t, chain(59, PlacementPolicy::Linear)), PlacementError);  // 58 usable
 }
 
 TEST(Placement, TilesMapOneToOneOntoCpusWhileTheyLastThenShareThreads) {
