@@ -12,6 +12,8 @@ constexpr noc::Tag kEnvelope = 0x6d01;  // w0: tag | ctx << 32 | rts << 40; w1: 
 constexpr noc::Tag kGrant = 0x6d02;     // w0: send slot | recv slot << 32; w1: bytes granted so far
 constexpr noc::Tag kData = 0x6d03;      // w0: recv slot | offset << 32; data
 constexpr noc::Tag kCredit = 0x6d04;    // w0: segments handed back
+constexpr noc::Tag kMore = 0x6d05;      // w0: send slot | offset << 32; a streamed eager message's data
+constexpr size_t kStreamSegments = 15;  // a streamed eager message: its envelope and up to 15 segments
 constexpr size_t kWord = sizeof(uint64_t);
 constexpr uint32_t words_for(size_t bytes) { return static_cast<uint32_t>((bytes + kWord - 1) / kWord); }
 
@@ -40,7 +42,7 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
       bells(std::make_unique<Doorbell[]>(tile_of_rank.size())) {
     const int n = static_cast<int>(tile_of_rank.size());
     for (noc::TileId r = 0; r < static_cast<noc::TileId>(n); ++r)
-        for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit}) net.bind_tag(r, tag, 0);
+        for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit, kMore}) net.bind_tag(r, tag, 0);
     auto hops = [&](int a, int b) { return topology.hops(tile_of_rank[a], tile_of_rank[b]); };
     trees.reserve(n);
     for (int root = 0; root < n; ++root) trees.push_back(mesh_tree(n, root, hops));
@@ -49,7 +51,8 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
 TilesComm::TilesComm(TilesShared& shared, int rank)
     : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
-      credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0) {}
+      credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0),
+      eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)) {}
 
 size_t TilesComm::live_requests() const {
     size_t n = 0;
@@ -77,7 +80,8 @@ int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint3
     s.tag = tag;
     s.buf = static_cast<const std::byte*>(buf);
     s.bytes = bytes;
-    s.rts = bytes > kEagerBytes;
+    s.rts = bytes > std::max(kEagerBytes, eager_max_);
+    s.streamed = !s.rts && bytes > kEagerBytes;
     s.call = call;
     outbox_.push_back(slot);
     push_sends();
@@ -113,7 +117,10 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
         if (it->ctx != ctx || (source != any_source && it->src != source) || !tag_fits(tag, it->tag)) continue;
         Unexpected u = std::move(*it);
         unexpected_.erase(it);
-        match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data());
+        match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data(), u.arrived);
+        if (!u.rts && u.arrived < u.total)  // the rest of a streamed message now goes to the receive
+            for (Stream& st : streams_)
+                if (st.recv < 0 && st.uid == u.uid) st.recv = slot;
         return slot;
     }
     recvs_[slot].posted = true;
@@ -189,6 +196,10 @@ void TilesComm::handle(const noc::MessageHeader& h) {
     case kCredit:
         credits_[src] += static_cast<uint32_t>(w[0]);
         break;
+    case kMore:
+        ++owed_[src];
+        on_more(src, w, h.length);
+        break;
     default:
         break;  // nothing else is bound to this queue
     }
@@ -201,27 +212,60 @@ void TilesComm::on_envelope(int src, const uint64_t* w) {
     const size_t total = static_cast<uint32_t>(w[1]);
     const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
     const auto* eager = reinterpret_cast<const std::byte*>(w + 2);
+    const size_t avail = rts ? 0 : std::min(total, kEagerBytes);
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         RecvOp& r = recvs_[*it];
         if (r.ctx != ctx || (r.source != any_source && r.source != src) || !tag_fits(r.tag, tag)) continue;
         const int slot = *it;
         posted_.erase(it);
         r.posted = false;
-        match(slot, src, tag, total, rts, msgid, eager);
+        match(slot, src, tag, total, rts, msgid, eager, avail);
+        if (avail < total && !rts && r.total <= r.cap) streams_.push_back(Stream{src, msgid, slot, 0});
         return;
     }
-    Unexpected u{src, ctx, tag, total, rts, msgid, {}};
-    if (!rts) u.data.assign(eager, eager + total);
+    Unexpected u{src, ctx, tag, total, rts, msgid, {}, avail, next_uid_++};
+    if (!rts) {
+        u.data.resize(total);
+        std::memcpy(u.data.data(), eager, avail);
+        if (avail < total) streams_.push_back(Stream{src, msgid, -1, u.uid});
+    }
     unexpected_.push_back(std::move(u));
 }
 
-void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager) {
+void TilesComm::on_more(int src, const uint64_t* w, uint32_t words) {
+    const uint32_t msgid = static_cast<uint32_t>(w[0]);
+    const size_t offset = w[0] >> 32;
+    const auto* data = reinterpret_cast<const std::byte*>(w + 1);
+    for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+        if (it->src != src || it->msgid != msgid) continue;
+        if (it->recv >= 0) {
+            RecvOp& r = recvs_[it->recv];
+            const size_t n = std::min(size_t{words - 1} * kWord, r.total - offset);
+            deliver(r, offset, data, n);
+            if (r.received == r.total) streams_.erase(it);
+            return;
+        }
+        for (Unexpected& u : unexpected_) {
+            if (u.uid != it->uid) continue;
+            const size_t n = std::min(size_t{words - 1} * kWord, u.total - offset);
+            std::memcpy(u.data.data() + offset, data, n);
+            u.arrived += n;
+            if (u.arrived == u.total) streams_.erase(it);
+            return;
+        }
+        return;
+    }
+}
+
+void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager,
+                      size_t avail) {
     RecvOp& r = recvs_[slot];
     r.matched = true;
     r.msrc = src;
     r.mtag = tag;
     r.total = total;
     r.msgid = msgid;
+    r.rts = rts;
     if (total > r.cap) {
         if (r.ctx != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
             r.done = true;
@@ -231,7 +275,7 @@ void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, u
                          std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
     }
     if (!rts) {
-        deliver(r, 0, eager, total);
+        deliver(r, 0, eager, avail);  // a streamed message's rest follows (on_more)
         if (total == 0) r.done = r.replace_send < 0 || sends_[r.replace_send].done;
         return;
     }
@@ -278,7 +322,7 @@ void TilesComm::flush_replace(RecvOp& r) {
 // beyond the bytes already moved into the buffer. Pushed when it grew by a segment or more,
 // or reached the end.
 void TilesComm::regrant(RecvOp& r) {
-    if (r.total <= kEagerBytes) return;  // eager: nothing to grant
+    if (!r.rts) return;  // eager: nothing to grant
     const size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
     if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
         r.granted = want;
@@ -311,8 +355,9 @@ bool TilesComm::push_sends() {
             w[1] = uint64_t(s.bytes) | (uint64_t(slot) << 32);
             uint32_t n = 2;
             if (!s.rts) {
-                if (s.bytes != 0) std::memcpy(w + 2, s.buf, s.bytes);
-                n += words_for(s.bytes);
+                const size_t first = std::min(s.bytes, kEagerBytes);
+                if (first != 0) std::memcpy(w + 2, s.buf, first);
+                n += words_for(first);
             }
             if (!push(s.dest, kEnvelope, w, n)) {
                 blocked_dests.push_back(s.dest);
@@ -322,13 +367,16 @@ bool TilesComm::push_sends() {
             --credits_[s.dest];
             s.envelope_out = true;
             any = true;
-            if (!s.rts) s.pushed = s.bytes;
+            if (!s.rts) {
+                s.pushed = std::min(s.bytes, kEagerBytes);
+                s.granted = s.bytes;  // a streamed message's rest goes unasked
+            }
         }
-        while (s.rts && s.pushed < s.granted && credits_[s.dest] != 0) {
+        while ((s.rts || s.streamed) && s.pushed < s.granted && credits_[s.dest] != 0) {
             const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
-            w[0] = uint64_t{s.recv_id} | (uint64_t(s.pushed) << 32);
+            w[0] = uint64_t{s.rts ? s.recv_id : static_cast<uint32_t>(slot)} | (uint64_t(s.pushed) << 32);
             std::memcpy(w + 1, s.buf + s.pushed, k);
-            if (!push(s.dest, kData, w, 1 + words_for(k))) break;
+            if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k))) break;
             --credits_[s.dest];
             s.pushed += k;
             any = true;

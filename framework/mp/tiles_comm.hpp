@@ -3,7 +3,9 @@
 // Every rank receives through one queue of its tile (queue 0; its four message tags are bound
 // there): envelopes, data segments, clear-to-send grants and credits from every other rank
 // arrive in it, so a receive from any_source looks at one place. A message up to
-// kEagerBytes travels inside its envelope (eager); a longer one sends an envelope announcing
+// kEagerBytes travels inside its envelope (eager); one up to a few segments (no longer than
+// the sendrecv_replace ring) follows its envelope at once in segments (streamed eager);
+// a longer one sends an envelope announcing
 // it (ready-to-send), and once a receive matches it the receiver grants bytes (all of them,
 // or for sendrecv_replace no more than its bounded buffer can stage) and the sender streams
 // them in segments of kTilesSegmentBytes. Envelopes are matched in arrival order, which per
@@ -83,6 +85,7 @@ private:
         const std::byte* buf = nullptr;
         size_t bytes = 0;
         bool rts = false;           // long: envelope first, data once granted
+        bool streamed = false;      // eager but longer than an envelope: the rest follows unasked
         bool envelope_out = false;
         size_t granted = 0, pushed = 0;
         uint32_t recv_id = 0;       // the receiver's operation, from its grant
@@ -98,6 +101,7 @@ private:
         int msrc = 0;
         uint32_t mtag = 0;
         size_t total = 0, received = 0, flushed = 0, granted = 0;
+        bool rts = false;           // granted by this receiver (else eager)
         bool grant_due = false;     // a grant to push (the queue refused it, or it grew)
         uint32_t msgid = 0;
         int replace_send = -1;      // sendrecv_replace: the send whose bytes it may overwrite
@@ -110,7 +114,16 @@ private:
         size_t total = 0;
         bool rts = false;
         uint32_t msgid = 0;
-        std::vector<std::byte> data;  // eager payload
+        std::vector<std::byte> data;  // eager payload (total bytes; `arrived` of them so far)
+        size_t arrived = 0;
+        uint64_t uid = 0;
+    };
+    // A streamed eager message still arriving: its sender's slot, and where the rest goes.
+    struct Stream {
+        int src = 0;
+        uint32_t msgid = 0;
+        int recv = -1;     // a matched receive, or
+        uint64_t uid = 0;  // the unexpected entry it fills
     };
 
     int post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call);
@@ -122,7 +135,9 @@ private:
     bool progress();
     void handle(const noc::MessageHeader& h);
     void on_envelope(int src, const uint64_t* w);
-    void match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager);
+    void match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager,
+               size_t avail);
+    void on_more(int src, const uint64_t* w, uint32_t words);
     void deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n);
     void flush_replace(RecvOp& r);
     void regrant(RecvOp& r);
@@ -155,6 +170,9 @@ private:
     std::vector<int> posted_;   // unmatched receive slots, in posting order
     std::vector<int> active_;   // matched long receives still taking data
     std::deque<Unexpected> unexpected_;
+    std::vector<Stream> streams_;
+    uint64_t next_uid_ = 0;
+    const size_t eager_max_;  // longest eager message: a few segments, within the replace ring
     std::vector<uint32_t> credits_;  // per destination: segments it can still take
     std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
     uint32_t next_msgid_ = 0;

@@ -109,6 +109,41 @@ TEST(MpP2p, LongMessagesInSegmentsKeepOrderAndContent) {
     });
 }
 
+TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
+    // Across the envelope's eager limit, the streamed eager range and granted messages, with
+    // the receive posted after the message arrived (unexpected) or before (matched).
+    const std::vector<int> bytes = {0, 8, 1000, 1001, 2016, 5000, 10000, 16120, 16200, 40000};
+    run_tiles(ranks(2), [&](Comm& c) {
+        const int m = static_cast<int>(bytes.size());
+        if (c.rank() == 0) {
+            std::vector<std::vector<char>> out(m);
+            std::vector<Request> rq;
+            for (int i = 0; i < m; ++i) {
+                out[i].resize(bytes[i]);
+                for (int k = 0; k < bytes[i]; ++k) out[i][k] = static_cast<char>(k * 7 + i);
+                rq.push_back(c.isend(out[i].data(), bytes[i], 1, i));
+            }
+            c.barrier();  // the receiver posts nothing before this
+            c.waitall(rq);
+            for (int i = 0; i < m; ++i) c.send(out[i].data(), bytes[i], 1, 100 + i);
+        } else {
+            c.barrier();
+            std::vector<char> in(50000);
+            for (int i = m - 1; i >= 0; --i) {  // in reverse: each is found among the unexpected
+                Status st = c.recv(in.data(), 50000, 0, i);
+                ASSERT_EQ(st.count, bytes[i]);
+                for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
+            }
+            for (int i = 0; i < m; ++i) {  // posted while the sender may still be sending
+                std::fill(in.begin(), in.end(), 0);
+                Status st = c.recv(in.data(), 50000, any_source, 100 + i);
+                ASSERT_EQ(st.count, bytes[i]);
+                for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
+            }
+        }
+    });
+}
+
 TEST(MpP2p, NonblockingBothWaysAndReceivePostedLater) {
     run_tiles(ranks(2), [](Comm& c) {
         const int peer = 1 - c.rank();
@@ -324,7 +359,7 @@ TEST(MpCart, BadShapesAndCoordinatesAreErrors) {
 }
 
 TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
-    for (size_t buffer : {size_t{1008}, size_t{4096}, size_t{1} << 20}) {
+    for (size_t buffer : {size_t{1008}, size_t{4096}, size_t{20000}, size_t{1} << 20}) {
         SCOPED_TRACE(buffer);
         TilesOptions o = ranks(5);
         o.replace_buffer = buffer;
@@ -339,10 +374,13 @@ TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
                 EXPECT_EQ(st.source, s.source);
                 EXPECT_EQ(v, pattern(n, ((c.rank() - step) % 5 + 5) % 5));
             }
-            // Short messages (eager) and the other direction.
+            // Short messages (eager, streamed eager) and the other direction.
             int x = c.rank();
             c.sendrecv_replace(&x, 1, ring.shift(0, -1).dest, 2, ring.shift(0, -1).source, 2);
             EXPECT_EQ(x, (c.rank() + 1) % 5);
+            std::vector<int> w = pattern(3000, c.rank());
+            c.sendrecv_replace(w.data(), 3000, ring.shift(0, -1).dest, 4, ring.shift(0, -1).source, 4);
+            EXPECT_EQ(w, pattern(3000, (c.rank() + 1) % 5));
         });
     }
 }
