@@ -38,6 +38,11 @@ inline constexpr uint8_t kMalformed = 0x80;  // a header was truncated or incons
 }  // namespace ptype
 
 struct alignas(16) PacketDesc {
+    PacketDesc() = default;  // uninitialised, as a burst's slots are; PacketDesc{} is all zero
+    // Everything but `sampled`, which only a source's node sets (latency_probe.hpp).
+    constexpr PacketDesc(rte_mbuf* m, uint32_t hash, uint16_t len, uint8_t in_port, uint8_t ptype_bits)
+        : mbuf(m), flow_hash(hash), length(len), port(in_port), sampled(0), type(ptype_bits) {}
+
     rte_mbuf* mbuf;      // owner of the packet bytes
     uint32_t flow_hash;  // symmetric 5-tuple hash (0 until parsed)
     uint16_t length;     // frame length in bytes when the mbuf is simple (below), else

@@ -430,7 +430,10 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.stages.push_back(std::move(s));
     }
     r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
-    if (live) return r;  // failures, accounting and pools are read after the join
+    // rte_mempool_avail_count adds up the pool and the lcore caches without locks: exact after
+    // the join, a few bursts stale while tiles run (DPDK offers it for monitoring).
+    r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
+    if (live) return r;  // failures and accounting are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {
             r.failures.push_back(FailureReport{g.nodes[n].name, tasks_[n]->failure(), tasks_[n]->failure_drops()});
@@ -442,7 +445,6 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
             r.drops += tasks_[n]->cut_drops();
         }
     r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
-    r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
     return r;
 }
 

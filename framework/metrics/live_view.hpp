@@ -6,7 +6,8 @@
 // old, none is torn, and no tile ever waits for a reader. Values read at slightly different
 // moments need not add up (a sink's count may already include a packet the source's count,
 // read earlier, does not), so a view carries no `unaccounted`. What is only safe to read after
-// the tiles were joined (pool fill, per-port counts, failures) is left out.
+// the tiles were joined (per-port counts, failures) is left out; the pools' fill is DPDK's
+// lock-free count, as stale as the counters.
 #pragma once
 
 #include <cstdint>

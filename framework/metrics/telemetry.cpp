@@ -71,6 +71,10 @@ int handle_stats(const char*, const char*, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "gbps_l2", decimal(r.gbps_l2(), 3).c_str());
     rte_tel_data_add_dict_string(d, "gbps_l1", decimal(r.gbps_l1(), 3).c_str());
     rte_tel_data_add_dict_string(d, "offered_mpps", decimal(r.offered_mpps(), 3).c_str());
+    uint64_t mbufs = 0, available = 0;
+    for (const PoolReport& p : r.pools) mbufs += p.capacity, available += p.available;
+    rte_tel_data_add_dict_u64(d, "pool_mbufs", mbufs);
+    rte_tel_data_add_dict_u64(d, "pool_available", available);
     return 0;
 }
 

@@ -5,7 +5,8 @@
 // is published at the time (none: `"state": "idle"` and empty lists):
 //   /tilepipe/stats           app, state (idle, starting, running, done), seconds, packets,
 //                             bytes, delivered, drops, lost_before_source, pps, mpps,
-//                             gbps_l2, gbps_l1 (totals so far, rates over the run so far)
+//                             gbps_l2, gbps_l1 (totals so far, rates over the run so far),
+//                             pool_mbufs, pool_available (the app's pool now)
 //   /tilepipe/nodes           one entry per stage instance in each of the arrays name, stage,
 //                             in, out, drops, bytes, busy
 //   /tilepipe/nodes,NAME      the same fields for one node as a dict (null: no such node)
