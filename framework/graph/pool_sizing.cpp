@@ -119,12 +119,13 @@ void check_pool_memory(const AppConfig& app, const AppPlan& plan, const EalOptio
                       std::to_string(spec.mbufs) + " mbufs of " + std::to_string(spec.data_room) + " bytes takes " +
                       std::to_string(pool >> 20) + " MiB) and the host has " + std::to_string(available >> 20) +
                       " MiB available; ";
-    if (fits >= pool_sizing(app, plan).minimum)
+    if (fits >= pool_sizing(app, plan).minimum) {
         msg += "set pool.mbufs to " + std::to_string(fits) + " or fewer (--set pool.mbufs=" + std::to_string(fits) + ")";
         if (app.pool.mbufs != 0 && default_pool_mbufs(app, plan) <= fits)
             msg += ", or leave it out for this app's default of " + std::to_string(default_pool_mbufs(app, plan));
-    else
+    } else {
         msg += "free memory, or lower what the stages hold (captures preloaded, tables)";
+    }
     throw std::runtime_error(msg);
 }
 

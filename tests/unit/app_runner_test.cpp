@@ -5,6 +5,8 @@
 
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
+#include "framework/graph/pool_sizing.hpp"
+#include "framework/eal/eal_session.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/runtime/node_task.hpp"
 #include "framework/runtime/sequence_field.hpp"
@@ -505,6 +507,29 @@ TEST(AppRunner, TheDefaultPoolOfAFarmOf1024WorkersFitsInAGibibyteWithoutHugepage
     spec.mbufs = default_pool_mbufs(app, plan);
     EXPECT_LE(MbufPool::footprint(spec), 1ull << 30) << spec.mbufs << " mbufs";
     EXPECT_GE(spec.mbufs, pool_sizing(app, plan).minimum + kInFlightCap / 2);
+}
+
+TEST(AppRunner, ADefaultPoolTooBigForTheHostIsRefusedWithOnlyThePoolThatFits) {
+    // The host is a byte short of what the default pool needs: a smaller pool fits, so the
+    // message names it, and only it (not also "free memory", which is for when none fits).
+    const AppConfig app =
+        parse_app_config("pipeline:\n  - synth\n  - farm: { workers: 64, worker: [pass] }\n  - drop\n", "t.yaml");
+    const AppPlan plan = plan_app(app);
+    MbufPoolSpec spec;
+    spec.mbufs = default_pool_mbufs(app, plan);
+    ASSERT_GT(spec.mbufs, 2 * pool_sizing(app, plan).minimum);  // half of it still works
+    spec.cache = app.pool.cache;
+    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
+    EalOptions eal;
+    eal.memory_bytes = MbufPool::footprint(spec);
+    std::string msg;
+    try {
+        check_pool_memory(app, plan, eal, (eal_memory_mb(eal) << 20) - 1);
+    } catch (const std::runtime_error& e) {
+        msg = e.what();
+    }
+    EXPECT_TRUE(std::regex_search(msg, std::regex("; set pool.mbufs to ([0-9]+) or fewer \\(--set pool.mbufs=\\1\\)$")))
+        << msg;
 }
 
 TEST(AppRunner, TheDefaultPoolHoldsTheRingsOfEveryDeviceAPortSinkSendsOn) {
