@@ -12,6 +12,8 @@ void check_shape(const std::string& kernel, int ranks, int n) {
                                     " ranks: " + why);
     };
     if (n < 1) bad("the size must be positive");
+    // The kernels count an n x n grid's elements in int.
+    if (n > 46340) bad("the size must be at most 46340");
     if (kernel == "mp-sgemm") {
         const int q = static_cast<int>(std::lround(std::sqrt(double(ranks))));
         if (q * q != ranks) bad("Cannon's grid is q x q, so the rank count must be a square");

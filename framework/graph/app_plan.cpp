@@ -21,6 +21,13 @@ AppPlan plan_app(const AppConfig& app) {
     PlacementRequest req;
     req.nodes = n;
     req.policy = placement_policy(app.placement);
+    // Each source config gives its packets an input port (PacketDesc::port): run refuses more.
+    size_t sources = 0;
+    for (const NodeConfig& nc : app.pipeline)
+        if (nc.stage != nullptr && nc.stage->kind == StageKind::Source && ++sources > PacketDesc::kPortMax + 1u)
+            throw LocatedError(nc.where, "'" + nc.name + "': an app has at most " +
+                                             std::to_string(PacketDesc::kPortMax + 1) +
+                                             " sources (the descriptor's input port)");
     bool any_fixed = false;
     for (const GraphNode& g : graph.nodes) {
         std::optional<TileXY> fixed;

@@ -118,7 +118,9 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
         Unexpected u = std::move(*it);
         unexpected_.erase(it);
         match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data(), u.arrived);
-        if (!u.rts && u.arrived < u.total)  // the rest of a streamed message now goes to the receive
+        // The rest of a streamed message now goes to the receive, if it fits (match() refused
+        // one that does not; nothing may then be copied past the receive's buffer).
+        if (!u.rts && u.arrived < u.total && u.total <= recvs_[slot].cap)
             for (Stream& st : streams_)
                 if (st.recv < 0 && st.uid == u.uid) st.recv = slot;
         return slot;

@@ -49,5 +49,6 @@ TEST(MpKernels, ShapesThatDoNotFitAreRefused) {
     EXPECT_THROW(kernels::check_shape("mp-sgemm", 4, 61), std::invalid_argument);   // 2 does not divide 61
     EXPECT_THROW(kernels::check_shape("mp-fft", 4, 48), std::invalid_argument);     // not a power of two
     EXPECT_THROW(kernels::check_shape("mp-nbody", 3, 100), std::invalid_argument);  // 3 does not divide 100
+    EXPECT_THROW(kernels::check_shape("mp-sgemm", 1, 65536), std::invalid_argument); // n * n overflows int
     EXPECT_NO_THROW(kernels::check_shape("mp-stencil", 6, 100));
 }
