@@ -46,20 +46,6 @@ std::string faulty_bin() {
     return b != nullptr ? b : "tilepipe_faulty";
 }
 
-// An app config in a temporary file.
-std::string app_file(const std::string& name, const std::string& yaml) {
-    const std::string path = tmp_path(name);
-    std::ofstream(path) << yaml;
-    return path;
-}
-
-void expect_exact(const nlohmann::json& j) {
-    ASSERT_FALSE(j.is_discarded()) << "no report";
-    EXPECT_EQ(j["unaccounted"], 0);
-    EXPECT_TRUE(j["pools_full"].get<bool>());
-    EXPECT_EQ(j["packets"].get<uint64_t>(), j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>());
-}
-
 const nlohmann::json& stage_named(const nlohmann::json& j, const std::string& name) {
     for (const auto& s : j["stages"])
         if (s["name"] == name) return s;

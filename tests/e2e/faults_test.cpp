@@ -23,23 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string app_file(const std::string& name, const std::string& yaml) {
-    const std::string path = tmp_path(name);
-    std::ofstream(path) << yaml;
-    return path;
-}
-
 // synth -> parse -> farm of `workers` pass workers -> drop, on defaults unless `extra` says more.
 std::string farm_yaml(unsigned workers, const std::string& count, const std::string& extra = "") {
     return extra + "pipeline:\n  - { stage: synth, count: " + count + " }\n  - parse\n  - farm:\n      name: fw\n"
            "      workers: " + std::to_string(workers) + "\n      worker: [pass]\n  - drop\n";
-}
-
-void expect_exact(const nlohmann::json& j) {
-    ASSERT_FALSE(j.is_discarded()) << "no report";
-    EXPECT_EQ(j["unaccounted"], 0);
-    EXPECT_TRUE(j["pools_full"].get<bool>());
-    EXPECT_EQ(j["packets"].get<uint64_t>(), j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>());
 }
 
 const nlohmann::json& tile_named(const nlohmann::json& j, const std::string& node) {

@@ -22,12 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string app_file(const std::string& name, const std::string& yaml) {
-    const std::string path = tmp_path(name);
-    std::ofstream(path) << yaml;
-    return path;
-}
-
 TEST(Report, ARateLimitedRunReportsTheRateItDeliveredNotTheRateItWasOffered) {
     // The source runs flat out for 2 s; the meter admits its 100-packet bucket and then 1000
     // packets a second (a bucket that size rides out the scheduling gaps of a busy machine):

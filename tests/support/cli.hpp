@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,6 +33,21 @@ inline nlohmann::json run_json(const std::string& args, CommandResult* out = nul
     nlohmann::json j = nlohmann::json::parse(read_file(json), nullptr, false);
     std::filesystem::remove(json);
     return j;
+}
+
+// An app config in a temporary file.
+inline std::string app_file(const std::string& name, const std::string& yaml) {
+    const std::string path = tmp_path(name);
+    std::ofstream(path) << yaml;
+    return path;
+}
+
+// A run's report accounts for every packet: delivered + dropped = packets, pools full again.
+inline void expect_exact(const nlohmann::json& j) {
+    ASSERT_FALSE(j.is_discarded()) << "no report";
+    EXPECT_EQ(j["unaccounted"], 0);
+    EXPECT_TRUE(j["pools_full"].get<bool>());
+    EXPECT_EQ(j["packets"].get<uint64_t>(), j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>());
 }
 
 }  // namespace tp::test

@@ -23,36 +23,12 @@
 #include "framework/graph/app_runner.hpp"
 #include "framework/noc/message_network.hpp"
 #include "framework/stage/registry.hpp"
+#include "tests/support/order_check.hpp"
 
 namespace tp {
 namespace {
 
-// synth numbers flows 10.0.x.y; with as many flows as packets, the flow is the packet's index.
-uint32_t packet_index(const PacketDesc& d) {
-    const auto* ip = rte_pktmbuf_mtod_offset(d.mbuf, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
-    return rte_be_to_cpu_32(ip->src_addr) & 0xffff;
-}
-
-std::atomic<uint64_t> g_seen{0}, g_out_of_order{0};
-std::atomic<int64_t> g_last{-1};
-
-// A sink that counts packets and those that arrive out of increasing index order.
-class NetOrderCheck final : public Stage {
-public:
-    static constexpr StageKind kKind = StageKind::Sink;
-    explicit NetOrderCheck(const ParamValues&) : Stage(kKind) {}
-    void process(Burst& b) override {
-        for (const PacketDesc& d : b) {
-            const int64_t i = packet_index(d);
-            if (i <= g_last.load()) g_out_of_order.fetch_add(1);
-            g_last.store(i);
-            g_seen.fetch_add(1);
-            free_packet(d.mbuf);
-        }
-        b.n = 0;
-    }
-};
-TILEPIPE_STAGE(NetOrderCheck, "test_net_order_check", "test: sink counting packets out of increasing index order");
+test::OrderCheckCounts& counts = test::order_check_counts();
 
 std::string farm_app(uint32_t workers, const std::string& collect, const std::string& head = "",
                      uint64_t packets = 30000) {
@@ -60,7 +36,7 @@ std::string farm_app(uint32_t workers, const std::string& collect, const std::st
                   "  - { stage: synth, count: " + std::to_string(packets) + ", flows: 65536 }\n"
                   "  - farm:\n      name: f\n      workers: " + std::to_string(workers) +
            "\n      dispatch: round_robin\n      collect: " + collect + "\n      worker: [pass]\n"
-           "  - test_net_order_check\n";
+           "  - test_order_check\n";
 }
 
 size_t node_named(const AppPlan& plan, const std::string& name) {
@@ -216,15 +192,15 @@ TEST(AppNetwork, AMapsGatherOnTheNetworkWithFenceFreeDoorbellsDeliversOnceInEach
 TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {
     for (const char* collect : {"ordered", "unordered"}) {
         SCOPED_TRACE(collect);
-        g_seen = 0, g_out_of_order = 0, g_last = -1;
+        counts.reset();
         AppRunner runner(parse_app_config(farm_app(8, collect), "farm.yaml"));
         const RunReport r = runner.run();
         EXPECT_EQ(r.packets, 30000u);
         EXPECT_EQ(r.delivered, 30000u);
         EXPECT_EQ(r.unaccounted, 0);
         EXPECT_TRUE(r.pools_full());
-        EXPECT_EQ(g_seen.load(), 30000u);
-        if (std::string(collect) == "ordered") EXPECT_EQ(g_out_of_order.load(), 0u);
+        EXPECT_EQ(counts.seen.load(), 30000u);
+        if (std::string(collect) == "ordered") EXPECT_EQ(counts.out_of_order.load(), 0u);
         for (const ChannelReport& c : r.channels)
             if (c.to == "f.collector") EXPECT_EQ(c.capacity, 5u) << c.from;
     }
@@ -232,7 +208,7 @@ TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered)
 
 TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChannels) {
     // One queue per tile: the emitter takes its input and the four workers' credits there.
-    g_seen = 0, g_out_of_order = 0, g_last = -1;
+    counts.reset();
     const AppConfig app = parse_app_config(farm_app(4, "ordered", "network: { queues: 1 }\n"), "farm.yaml");
     AppPlan plan = plan_app(app);
     const NetworkPlan& np = plan.networks.at(0);
@@ -245,12 +221,12 @@ TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChanne
     const RunReport r = runner.run();
     EXPECT_EQ(r.delivered, 30000u);
     EXPECT_EQ(r.unaccounted, 0);
-    EXPECT_EQ(g_seen.load(), 30000u);
-    EXPECT_EQ(g_out_of_order.load(), 0u);
+    EXPECT_EQ(counts.seen.load(), 30000u);
+    EXPECT_EQ(counts.out_of_order.load(), 0u);
 }
 
 TEST(AppNetwork, LogicalChannelsCanRideTheCatchAll) {
-    g_seen = 0, g_out_of_order = 0, g_last = -1;
+    counts.reset();
     const AppConfig app =
         parse_app_config(farm_app(4, "ordered", "network: { queues: 2, catch_all: shared }\n"), "farm.yaml");
     AppPlan plan = plan_app(app);
@@ -262,7 +238,7 @@ TEST(AppNetwork, LogicalChannelsCanRideTheCatchAll) {
     AppRunner runner(app);
     const RunReport r = runner.run();
     EXPECT_EQ(r.delivered, 30000u);
-    EXPECT_EQ(g_out_of_order.load(), 0u);
+    EXPECT_EQ(counts.out_of_order.load(), 0u);
 }
 
 TEST(AppNetwork, AMessageWithAnUnboundTagLandsInTheCatchAllAndIsCounted) {

@@ -19,36 +19,13 @@
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/stage/registry.hpp"
+#include "tests/support/order_check.hpp"
 
 namespace tp {
 namespace {
 
-// synth numbers flows 10.0.x.y; with as many flows as packets, the flow is the packet's index.
-uint32_t packet_index(const PacketDesc& d) {
-    const auto* ip = rte_pktmbuf_mtod_offset(d.mbuf, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
-    return rte_be_to_cpu_32(ip->src_addr) & 0xffff;
-}
-
-std::atomic<uint64_t> g_seen{0}, g_out_of_order{0};
-std::atomic<int64_t> g_last{-1};
-
-// A sink that checks packets arrive in increasing index order.
-class OrderCheck final : public Stage {
-public:
-    static constexpr StageKind kKind = StageKind::Sink;
-    explicit OrderCheck(const ParamValues&) : Stage(kKind) {}
-    void process(Burst& b) override {
-        for (const PacketDesc& d : b) {
-            const int64_t i = packet_index(d);
-            if (i <= g_last.load()) g_out_of_order.fetch_add(1);
-            g_last.store(i);
-            g_seen.fetch_add(1);
-            free_packet(d.mbuf);
-        }
-        b.n = 0;
-    }
-};
-TILEPIPE_STAGE(OrderCheck, "test_order_check", "test: sink asserting increasing packet index");
+using test::packet_index;
+test::OrderCheckCounts& counts = test::order_check_counts();
 
 // Drops every packet whose index is 3 mod 7: workers that lose packets.
 class DropSome final : public Stage {
@@ -122,7 +99,7 @@ TEST(Farm, OrderedCollectionRestoresInputOrderEvenWhenWorkersDropOnEveryTranspor
         for (const char* dispatch : {"round_robin", "on_demand", "flow_hash"}) {
             for (const char* fuse : kFuse) {
                 SCOPED_TRACE(transport + " " + dispatch + " fuse " + fuse);
-                g_seen = 0, g_out_of_order = 0, g_last = -1;
+                counts.reset();
                 const uint64_t n = 20000;
                 const RunReport r = run_yaml(farm_yaml(std::string("      workers: 3\n      collect: ordered\n      dispatch: ") +
                                                            dispatch + "\n      worker: [test_drop_some, pass]\n",
@@ -130,9 +107,9 @@ TEST(Farm, OrderedCollectionRestoresInputOrderEvenWhenWorkersDropOnEveryTranspor
                                                        "transport: " + transport + "\nqueue: 64\nruntime: { threads: per_tile, fuse: " +
                                                            fuse + " }\n"));
                 expect_accounted(r, n);
-                EXPECT_EQ(g_out_of_order.load(), 0u);
+                EXPECT_EQ(counts.out_of_order.load(), 0u);
                 const uint64_t dropped = n / 7 + (n % 7 > 3 ? 1 : 0);
-                EXPECT_EQ(g_seen.load(), n - dropped);
+                EXPECT_EQ(counts.seen.load(), n - dropped);
                 EXPECT_EQ(r.drops, dropped);
             }
         }
@@ -144,15 +121,15 @@ TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
     // collector would wait for the numbers forever.
     for (const char* fuse : kFuse) {
         SCOPED_TRACE(std::string("fuse ") + fuse);
-        g_seen = 0, g_out_of_order = 0, g_last = -1;
+        counts.reset();
         const uint64_t n = 30000;
         const RunReport r = run_yaml(farm_yaml("      workers: 2\n      collect: ordered\n      worker:\n"
                                                "        pipeline: [test_drop_some, pass, pass]\n",
                                                "test_order_check", n, std::string("runtime: { fuse: ") + fuse + " }\n"));
         expect_accounted(r, n);
-        EXPECT_EQ(g_out_of_order.load(), 0u);
+        EXPECT_EQ(counts.out_of_order.load(), 0u);
         const uint64_t dropped = n / 7 + (n % 7 > 3 ? 1 : 0);
-        EXPECT_EQ(g_seen.load(), n - dropped);
+        EXPECT_EQ(counts.seen.load(), n - dropped);
     }
 }
 
@@ -199,15 +176,15 @@ TEST(Map, OutputEqualsTheSequentialOutputForEveryWorkerCountAndMulticast) {
     for (const char* multicast : {"linear", "tree"}) {
         for (uint32_t workers : {1u, 2u, 3u, 5u, 8u}) {
             SCOPED_TRACE(std::string(multicast) + " x" + std::to_string(workers));
-            g_seen = 0, g_out_of_order = 0, g_last = -1;
+            counts.reset();
             const RunReport r = run_yaml(
                 "runtime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 30000\n    flows: 65536\n"
                 "  - parse\n  - map:\n      workers: " + std::to_string(workers) + "\n      multicast: " + multicast +
                 "\n      worker: [test_drop_some, pass]\n  - test_order_check\n");
             expect_accounted(r, 30000);
             const uint64_t dropped = 30000 / 7 + (30000 % 7 > 3 ? 1 : 0);
-            EXPECT_EQ(g_seen.load(), 30000 - dropped);  // every survivor, once
-            EXPECT_EQ(g_out_of_order.load(), 0u);       // in the source's order
+            EXPECT_EQ(counts.seen.load(), 30000 - dropped);  // every survivor, once
+            EXPECT_EQ(counts.out_of_order.load(), 0u);       // in the source's order
             uint64_t shared = 0;
             for (uint32_t w = 0; w < workers; ++w) shared += stage_in(r, "map." + std::to_string(w) + "/pass");
             EXPECT_EQ(shared, 30000 - dropped);
