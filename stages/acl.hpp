@@ -59,7 +59,7 @@
 
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
-#include "stages/rule_file.hpp"
+#include "framework/rules/rule_file.hpp"
 
 struct rte_acl_ctx;
 struct rte_mbuf;

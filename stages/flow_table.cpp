@@ -21,8 +21,8 @@
 
 #include "descriptors/wire_length.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/output_path.hpp"
-#include "stages/shared_output_file.hpp"
+#include "framework/output/output_path.hpp"
+#include "framework/output/shared_output_file.hpp"
 
 namespace tp {
 

@@ -14,9 +14,9 @@
 #include <stdexcept>
 
 #include "framework/stage/registry.hpp"
-#include "stages/aho_corasick.hpp"
-#include "stages/alert_log.hpp"
-#include "stages/shared_output_file.hpp"
+#include "framework/matching/aho_corasick.hpp"
+#include "framework/output/alert_log.hpp"
+#include "framework/output/shared_output_file.hpp"
 
 namespace tp {
 

@@ -15,7 +15,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/runtime/stop_request.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/output_path.hpp"
+#include "framework/output/output_path.hpp"
 
 namespace tp {
 

@@ -13,9 +13,9 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/runtime/stop_request.hpp"
-#include "stages/capture_file.hpp"
-#include "stages/capture_stream.hpp"
-#include "stages/preload_budget.hpp"
+#include "framework/capture/capture_file.hpp"
+#include "framework/capture/capture_stream.hpp"
+#include "framework/capture/preload_budget.hpp"
 #include "descriptors/wire_length.hpp"
 
 namespace tp {

@@ -50,7 +50,7 @@
 #include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 
 struct rte_mbuf;
 struct rte_mempool;

@@ -8,7 +8,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/ethdev_port.hpp"
+#include "framework/ports/ethdev_port.hpp"
 
 namespace tp {
 

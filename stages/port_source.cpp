@@ -13,8 +13,8 @@
 #include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/capture_file.hpp"
-#include "stages/ethdev_port.hpp"
+#include "framework/capture/capture_file.hpp"
+#include "framework/ports/ethdev_port.hpp"
 
 namespace tp {
 

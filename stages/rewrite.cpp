@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "framework/stage/registry.hpp"
-#include "stages/rule_file.hpp"
+#include "framework/rules/rule_file.hpp"
 
 namespace tp {
 

@@ -21,7 +21,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/runtime/stop_request.hpp"
-#include "stages/load_progress.hpp"
+#include "framework/capture/load_progress.hpp"
 #include "tilepipe_version.h"
 
 namespace tp::cli {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "framework/config/location.hpp"
-#include "stages/capture_file.hpp"
-#include "stages/capture_reader.hpp"
+#include "framework/capture/capture_file.hpp"
+#include "framework/capture/capture_reader.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "stages/link_layer.hpp"
+#include "framework/capture/link_layer.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/acl.hpp"
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 #include "stages/parse.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"

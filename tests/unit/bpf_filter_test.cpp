@@ -19,7 +19,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/bpf_filter.hpp"
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"

@@ -18,7 +18,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 #include "stages/lpm_route.hpp"
 #include "stages/parse.hpp"
 #include "tests/support/eal_fixture.hpp"

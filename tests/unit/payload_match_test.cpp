@@ -19,7 +19,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/aho_corasick.hpp"
+#include "framework/matching/aho_corasick.hpp"
 #include "stages/parse.hpp"
 #include "stages/payload_match.hpp"
 #include "stages/pcap_source.hpp"

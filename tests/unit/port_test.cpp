@@ -17,7 +17,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/ethdev_port.hpp"
+#include "framework/ports/ethdev_port.hpp"
 #include "stages/pcap_source.hpp"
 #include "stages/port_sink.hpp"
 #include "stages/port_source.hpp"

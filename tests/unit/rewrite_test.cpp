@@ -24,10 +24,10 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 #include "stages/parse.hpp"
 #include "stages/rewrite.hpp"
-#include "stages/rule_file.hpp"
+#include "framework/rules/rule_file.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"

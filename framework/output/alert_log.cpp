@@ -1,4 +1,4 @@
-#include "stages/alert_log.hpp"
+#include "framework/output/alert_log.hpp"
 
 #include <arpa/inet.h>
 #include <rte_mbuf.h>

@@ -1,4 +1,4 @@
-#include "stages/ethdev_port.hpp"
+#include "framework/ports/ethdev_port.hpp"
 
 #include <rte_dev.h>
 #include <rte_errno.h>

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "framework/config/location.hpp"
-#include "stages/link_layer.hpp"
+#include "framework/capture/link_layer.hpp"
 
 struct pcap;
 struct pcap_pkthdr;

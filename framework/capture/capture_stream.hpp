@@ -28,9 +28,9 @@
 #include <thread>
 
 #include "descriptors/mbuf_pool.hpp"
-#include "stages/capture_file.hpp"
-#include "stages/capture_reader.hpp"
-#include "stages/capture_ring.hpp"
+#include "framework/capture/capture_file.hpp"
+#include "framework/capture/capture_reader.hpp"
+#include "framework/capture/capture_ring.hpp"
 
 namespace tp {
 

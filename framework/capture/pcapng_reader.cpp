@@ -1,4 +1,4 @@
-#include "stages/pcapng_reader.hpp"
+#include "framework/capture/pcapng_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "stages/capture_reader.hpp"
+#include "framework/capture/capture_reader.hpp"
 
 #include <pcap/pcap.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "stages/pcapng_reader.hpp"
+#include "framework/capture/pcapng_reader.hpp"
 
 namespace tp {
 

@@ -1,4 +1,4 @@
-#include "stages/shared_output_file.hpp"
+#include "framework/output/shared_output_file.hpp"
 
 #include <stdio_ext.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "stages/aho_corasick.hpp"
+#include "framework/matching/aho_corasick.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "stages/load_progress.hpp"
+#include "framework/capture/load_progress.hpp"
 
 #include <unistd.h>
 

@@ -38,7 +38,7 @@
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/config/location.hpp"
-#include "stages/capture_reader.hpp"
+#include "framework/capture/capture_reader.hpp"
 
 struct rte_mbuf;
 

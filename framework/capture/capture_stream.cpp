@@ -1,4 +1,4 @@
-#include "stages/capture_stream.hpp"
+#include "framework/capture/capture_stream.hpp"
 
 #include <pthread.h>
 #include <rte_mbuf.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "framework/runtime/stop_request.hpp"
-#include "stages/capture_reader.hpp"
+#include "framework/capture/capture_reader.hpp"
 
 namespace tp {
 

@@ -1,4 +1,4 @@
-#include "stages/capture_file.hpp"
+#include "framework/capture/capture_file.hpp"
 
 #include <rte_mbuf.h>
 #include <sys/stat.h>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "framework/runtime/stop_request.hpp"
-#include "stages/capture_reader.hpp"
-#include "stages/load_progress.hpp"
+#include "framework/capture/capture_reader.hpp"
+#include "framework/capture/load_progress.hpp"
 
 namespace tp {
 

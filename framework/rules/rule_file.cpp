@@ -1,4 +1,4 @@
-#include "stages/rule_file.hpp"
+#include "framework/rules/rule_file.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "stages/output_path.hpp"
+#include "framework/output/output_path.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

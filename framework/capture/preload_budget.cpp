@@ -1,4 +1,4 @@
-#include "stages/preload_budget.hpp"
+#include "framework/capture/preload_budget.hpp"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -8,8 +8,8 @@
 #include <limits>
 #include <sstream>
 
-#include "stages/capture_file.hpp"
-#include "stages/capture_stream.hpp"
+#include "framework/capture/capture_file.hpp"
+#include "framework/capture/capture_stream.hpp"
 
 namespace tp {
 

@@ -1,4 +1,4 @@
-#include "stages/link_layer.hpp"
+#include "framework/capture/link_layer.hpp"
 
 #include <algorithm>
 #include <cstring>
