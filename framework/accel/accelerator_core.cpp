@@ -36,9 +36,10 @@ namespace tp::detail {
 namespace {
 
 constexpr uint32_t kBurst = 32;
+constexpr uint32_t kGatherPauses = 32;
 
 uint32_t per_worker_capacity(const AcceleratorOptions& o) {
-    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 256u : 4u);
+    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 1024u : 4u);
     if (want > (1u << 20)) throw std::invalid_argument("accelerator: capacity must be at most 1048576 tasks per worker, got " + std::to_string(want));
     uint32_t l = 1;
     while (l < want) l <<= 1;
@@ -95,6 +96,10 @@ struct AcceleratorCore::Impl {
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
         // Spinning on a CPU another runnable thread needs only delays it: yield at once then.
         if (shared) caller_wait.spin_rounds = worker_wait.spin_rounds = 0;
+        // A caller waiting for room or results yields for a while before sleeping: a worker
+        // hands results back in bursts, and waking a sleeping caller for each one would cost
+        // the worker a futex call per burst.
+        caller_wait.yield_rounds = 256;
         for (unsigned i = 0; i < n; ++i) {
             auto wk = std::make_unique<Worker>();
             wk->in = make_word_channel({o.transport, cap, -1});
@@ -142,6 +147,12 @@ struct AcceleratorCore::Impl {
             uint32_t done = 0;
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
             caller_bell.ring();
+            // A short burst means the worker keeps up with the caller: each look at an
+            // almost empty channel would move the caller's index line over for a task or
+            // two. Letting a few more tasks gather first (a bounded pause, well under a
+            // microsecond) turns that into one line transfer per burst.
+            if (got < kBurst)
+                for (uint32_t k = 0; k < kGatherPauses; ++k) cpu_pause();
         }
         w.out->close();
         caller_bell.ring();
@@ -185,18 +196,16 @@ struct AcceleratorCore::Impl {
         return best;
     }
 
-    // Moves finished results out of their slots (round robin: of the worker waited for).
+    // Moves up to a burst of finished results out of their slots, so the next offload finds
+    // one free: from the worker waited for (round robin) or the first that has some.
     void make_room() {
         uint64_t slots[kBurst];
         for (unsigned k = 0; k < n; ++k) {
-            const unsigned i = round_robin ? next_worker : k;
-            Worker& w = *workers[i];
-            uint32_t got;
-            while ((got = w.out->try_recv_burst(slots, kBurst)) != 0) {
-                for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
-                w.taken += got;
-            }
-            if (round_robin) break;
+            Worker& w = *workers[round_robin ? next_worker : k];
+            const uint32_t got = w.out->try_recv_burst(slots, kBurst);
+            for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
+            w.taken += got;
+            if (round_robin || got != 0) return;
         }
     }
 
