@@ -39,8 +39,13 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
           return c;
       }()),
       flags(std::make_unique<Flag[]>(tile_of_rank.size())),
-      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())) {
+      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())),
+      refused(std::make_unique<Refused[]>(tile_of_rank.size())) {
     const int n = static_cast<int>(tile_of_rank.size());
+    // Light bells: a push rings without a fence; a rank about to park pays instead (see Doorbell).
+    light_bells = true;
+    for (int r = 0; r < n; ++r) light_bells &= bells[r].make_light();
+    for (int r = 0; r < n; ++r) refused[r].bits = std::make_unique<std::atomic<uint64_t>[]>((n + 63) / 64);
     for (noc::TileId r = 0; r < static_cast<noc::TileId>(n); ++r)
         for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit, kMore}) net.bind_tag(r, tag, 0);
     auto hops = [&](int a, int b) { return topology.hops(tile_of_rank[a], tile_of_rank[b]); };
@@ -141,7 +146,23 @@ void TilesComm::block(Done&& done, const char* call) {
         },
         [&](auto& attempt) {
             check_peers(call);
-            return park_on(bell_, policy, attempt);
+            // As park_on, plus: a refused push marks this rank in the receiver's set before the
+            // announcement (the refusal happened in an earlier attempt), so the receiver's pop
+            // and this re-check are ordered by the bell's barrier (see wake_refused). A refusal
+            // in the re-check that had to set its bit anew (the receiver took it meanwhile) is
+            // not covered by that barrier: go round again instead of sleeping.
+            rearmed_ = false;
+            bell_->prepare_park();
+            if (attempt()) {
+                bell_->cancel_park();
+                return true;
+            }
+            if (rearmed_) {
+                bell_->cancel_park();
+                return false;
+            }
+            bell_->park(policy.park_timeout);
+            return false;
         });
 }
 
@@ -168,6 +189,7 @@ bool TilesComm::progress() {
         handle(h);
         any = true;
     }
+    if (any) wake_refused();
     if (!outbox_.empty()) any |= push_sends();
     any |= push_control();
     return any;
@@ -302,6 +324,7 @@ void TilesComm::deliver(RecvOp& r, size_t offset, const std::byte* data, size_t 
         done += k;
     }
     r.received += n;
+    replace_peak_ = std::max(replace_peak_, r.received - r.flushed);
     flush_replace(r);
 }
 
@@ -333,9 +356,53 @@ void TilesComm::regrant(RecvOp& r) {
 }
 
 bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
-    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) return false;
-    shared_.bells[dest].ring();  // after the publish: a receiver parked on it re-checks (see Doorbell)
+    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) {
+        note_refused(dest);
+        return false;
+    }
+    // After the publish: a receiver parked on it re-checks. ring_light: no fence per message;
+    // a light bell's sleeper runs the barrier when it announces itself (see Doorbell).
+    shared_.bells[dest].ring_light();
     return true;
+}
+
+// The queue of `dest` is full: ask it to ring this rank once it has popped. seq_cst: the bit
+// is set before `any` (the receiver reads `any` first), and its old value says whether the
+// receiver took the bit since this rank last set it (then block() must not sleep on it).
+void TilesComm::note_refused(int dest) {
+    TilesShared::Refused& r = shared_.refused[dest];
+    const uint64_t bit = uint64_t{1} << (rank_ % 64);
+    if ((r.bits[rank_ / 64].fetch_or(bit, std::memory_order_seq_cst) & bit) == 0) rearmed_ = true;
+    r.any.store(1, std::memory_order_seq_cst);
+}
+
+// After popping: ring the senders this rank's queue refused. The Dekker pattern of Doorbell
+// with the roles of ring_light: this rank published room (the release of head in the pop)
+// and then reads the announcements; a refused sender announced itself (its bit, then its
+// bell's parked flag) before its bell's barrier and re-tries the push after it. With light
+// bells that barrier is a membarrier, which orders this rank's store before its load as a
+// fence would (so here only the compiler's order is kept); without, both sides fence. So
+// either this rank sees the bit and rings, or the sender's re-try sees the room.
+void TilesComm::wake_refused() {
+    if (shared_.light_bells) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    TilesShared::Refused& r = shared_.refused[rank_];
+    // relaxed: ordered by the fence or the sender's barrier, as above.
+    if (r.any.load(std::memory_order_relaxed) == 0) return;
+    // acq_rel: clear the summary before the bits, so a sender setting both after this still
+    // leaves `any` set for the next look.
+    r.any.exchange(0, std::memory_order_acq_rel);
+    const int words = (size() + 63) / 64;
+    for (int i = 0; i < words; ++i) {
+        // relaxed pre-check: most words are clear; seq_cst exchange: takes the bits for good.
+        if (r.bits[i].load(std::memory_order_relaxed) == 0) continue;
+        uint64_t b = r.bits[i].exchange(0, std::memory_order_seq_cst);
+        while (b != 0) {
+            const int p = i * 64 + __builtin_ctzll(b);
+            b &= b - 1;
+            shared_.bells[p].ring_light();
+        }
+    }
 }
 
 bool TilesComm::push_sends() {

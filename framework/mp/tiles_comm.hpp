@@ -17,7 +17,10 @@
 // it needs to progress can be stuck behind). Control messages (grants, credits) need no
 // credit; a push the queue refuses is retried. A blocked rank drives progress between
 // attempts and parks on its doorbell, which every push into its queue rings (and a rank
-// that finishes, so that peers waiting on it notice).
+// that finishes, so that peers waiting on it notice). A sender whose push a full queue
+// refused (many senders into one queue outgrow its room) marks itself in the receiver's
+// `refused` set, and the receiver rings it once it has popped (see TilesComm::wake_refused
+// for the ordering), so the sender never sleeps out the park timeout on a queue with room.
 // Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
 #pragma once
 
@@ -50,6 +53,13 @@ struct TilesShared {
     };
     std::unique_ptr<Flag[]> flags;  // per rank: its function returned or threw
     std::unique_ptr<Doorbell[]> bells;  // per rank: rung by every push into its queue
+    bool light_bells = false;           // bells made light (Doorbell::make_light)
+    // Per rank: the senders its full queue refused (one bit each) and whether any is set.
+    struct alignas(64) Refused {
+        std::atomic<uint32_t> any{0};
+        std::unique_ptr<std::atomic<uint64_t>[]> bits;
+    };
+    std::unique_ptr<Refused[]> refused;
 };
 
 class TilesComm final : public Comm {
@@ -63,6 +73,9 @@ public:
     void barrier() override;
     // Operations started and never waited (checked when the rank's function returns).
     size_t live_requests() const;
+    // The most bytes a sendrecv_replace ever held staged at once on this rank (its ring holds
+    // options.replace_buffer; tests check the bound).
+    size_t replace_peak_bytes() const { return replace_peak_; }
 
 protected:
     void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;
@@ -144,6 +157,8 @@ private:
     bool push_sends();
     bool push_control();
     bool push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n);
+    void note_refused(int dest);
+    void wake_refused();
     void check_peers(const char* call);
     bool finished(int r) const { return shared_.flags[r].finished.load(std::memory_order_acquire); }
     static bool tag_fits(int64_t want, uint32_t got) { return want == any_tag || uint32_t(want) == got; }
@@ -177,6 +192,8 @@ private:
     std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
     uint32_t next_msgid_ = 0;
     uint32_t coll_seq_ = 0;
+    bool rearmed_ = false;     // a refused push set its bit anew since the last park announcement
+    size_t replace_peak_ = 0;  // see replace_peak_bytes()
     uint64_t scratch_[noc::kMaxPayload];
 };
 

@@ -12,6 +12,7 @@
 
 #include "framework/mp/comm.hpp"
 #include "framework/mp/mesh_tree.hpp"
+#include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
 #include "framework/topology/topology.hpp"
 
@@ -141,6 +142,39 @@ TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
                 for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
             }
         }
+    });
+}
+
+// Twelve ranks stream into rank 0 at once: their credits outgrow the largest queue, so the
+// queue refuses pushes, and each refused sender must be woken when rank 0 frees room (a
+// sender left asleep would still finish, after its park timeout: the bench shows that).
+TEST(MpP2p, ManySendersIntoOneFullQueueAllArrive) {
+    static constexpr int kRanks = 13, kMessages = 60, kInts = 2000;  // 8000 B: a streamed message
+    TilesOptions o = ranks(kRanks);
+    o.wait.spin_rounds = 0;  // park at once: a sender nobody rings sleeps its park timeout
+    o.wait.yield_rounds = 0;
+    run_tiles(o, [](Comm& c) {
+        if (c.rank() != 0) {
+            for (int m = 0; m < kMessages; ++m) {
+                std::vector<int> v = pattern(kInts, c.rank() * 1000 + m);
+                v[0] = m;
+                c.send(v.data(), kInts, 0, 7);
+            }
+            return;
+        }
+        std::vector<int> next(kRanks, 0);
+        std::vector<int> v(kInts);
+        for (int i = 0; i < (kRanks - 1) * kMessages; ++i) {
+            Status s = c.recv(v.data(), kInts, any_source, any_tag);
+            ASSERT_GE(s.source, 1);
+            ASSERT_EQ(s.count, kInts);
+            const int m = next[s.source]++;
+            ASSERT_EQ(v[0], m) << "from rank " << s.source;  // pair order
+            std::vector<int> want = pattern(kInts, s.source * 1000 + m);
+            want[0] = m;
+            ASSERT_EQ(v, want);
+        }
+        for (int r = 1; r < kRanks; ++r) EXPECT_EQ(next[r], kMessages) << "rank " << r;
     });
 }
 
@@ -382,6 +416,34 @@ TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
             c.sendrecv_replace(w.data(), 3000, ring.shift(0, -1).dest, 4, ring.shift(0, -1).source, 4);
             EXPECT_EQ(w, pattern(3000, (c.rank() + 1) % 5));
         });
+    }
+}
+
+// The staging ring never holds more than the configured buffer, whatever the message size,
+// shift direction and (odd) rank count; and it is used (the peak is not zero).
+TEST(MpReplace, StagedBytesNeverExceedTheBuffer) {
+    for (int n : {3, 5, 7}) {
+        for (size_t buffer : {size_t{1008}, size_t{4096}}) {
+            SCOPED_TRACE(std::to_string(n) + " ranks, buffer " + std::to_string(buffer));
+            TilesOptions o = ranks(n);
+            o.replace_buffer = buffer;
+            const int ints = 40000;  // 160 KB per message: 40 to 160 times the buffer
+            std::vector<size_t> peak(n, 0);
+            run_tiles(o, [&](Comm& c) {
+                Cart ring = c.cart_create({n}, {true});
+                for (int dir : {1, -1}) {
+                    std::vector<int> v = pattern(ints, c.rank());
+                    const Cart::Shift s = ring.shift(0, dir);
+                    c.sendrecv_replace(v.data(), ints, s.dest, 3, s.source, 3);
+                    EXPECT_EQ(v, pattern(ints, s.source));
+                }
+                peak[c.rank()] = dynamic_cast<detail::TilesComm&>(c).replace_peak_bytes();
+            });
+            for (int r = 0; r < n; ++r) {
+                EXPECT_LE(peak[r], buffer) << "rank " << r;
+                EXPECT_GT(peak[r], 0u) << "rank " << r;
+            }
+        }
     }
 }
 
