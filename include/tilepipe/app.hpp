@@ -293,6 +293,10 @@ struct RunSettings {
     std::function<void(const std::string&)> progress;
     /// The report header's `config` field (the CLI puts the config file's path there).
     std::string config;
+    /// true: Ctrl-C and SIGTERM end the run as they end `tilepipe run` (the first stops the
+    /// sources and lets what is in flight drain, a second cuts the drain short, a third ends
+    /// the process). The handlers stay installed after the run.
+    bool handle_signals = false;
 };
 
 /// The process's tilepipe runtime: DPDK's EAL, which a process can start only once. Make one
@@ -312,6 +316,11 @@ public:
     /// returns its report (a run that loses packets reports it in exit_status, it does not
     /// throw). Throws AppError for bad input or a run that could not start.
     Report run(const AppBuilder& app, const RunSettings& settings = {});
+    /// Ends the app running now (or the next one, when none runs) as its sources' end would:
+    /// they stop emitting, what is in flight drains to the sinks, and run() returns the
+    /// report. For an endless source (`count: 0`, `loop: 0`). Callable from any thread and from
+    /// a signal handler; once run() returns, the request is forgotten.
+    static void stop() noexcept;
 
 private:
     RuntimeOptions options_;
