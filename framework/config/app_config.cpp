@@ -181,11 +181,7 @@ public:
             const std::string k = scalar(it->first, "key");
             if (k == "stage") continue;
             if (k == "name") {
-                nc.name = scalar(it->second, "name");
-                if (!valid_name(nc.name))
-                    fail(it->second, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
-                if (nc.name == "pool" || nc.name == "runtime" || nc.name == "chaos")
-                    fail(it->second, "node name '" + nc.name + "' is taken by the app's " + nc.name + " settings");
+                set_node_name(nc, scalar(it->second, "name"), loc(it->second));
                 continue;
             }
             node_key(nc, it->first, k, it->second);
@@ -281,15 +277,12 @@ public:
             chain = worker["pipeline"];
         }
         if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a " + kind + " worker needs at least one stage");
-        f.first = app.pipeline.size();
+        std::vector<NodeConfig> stages;
         for (const auto& s : chain) {
             if (s.IsMap() && (s["farm"] || s["map"])) fail(s, "patterns do not nest; a farm worker may run a pipeline of stages");
-            app.pipeline.push_back(node(s));
-            app.pipeline.back().pattern = static_cast<int>(app.patterns.size());
+            stages.push_back(node(s));
         }
-        f.last = app.pipeline.size();
-        app.elements.push_back(PipelineElement{-1, static_cast<int>(app.patterns.size())});
-        app.patterns.push_back(std::move(f));
+        add_pipeline_pattern(app, std::move(f), std::move(stages));
     }
 
     void check_transport(const YAML::Node& n, const std::string& t) const {
@@ -310,15 +303,7 @@ public:
     }
 
 private:
-    const StageInfo* stage(const YAML::Node& n, const std::string& name) const {
-        const StageInfo* info = StageRegistry::instance().find(name);
-        if (info == nullptr) {
-            std::vector<std::string> names;
-            for (const auto* s : StageRegistry::instance().all()) names.push_back(s->name);
-            fail(n, "unknown stage '" + name + "' (known: " + join(names) + ")");
-        }
-        return info;
-    }
+    const StageInfo* stage(const YAML::Node& n, const std::string& name) const { return find_stage(name, loc(n)); }
 
     static std::string param_names(const StageInfo& s) {
         std::vector<std::string> v{"name", "transport", "queue", "tile", "memory"};
@@ -558,6 +543,60 @@ void set_node_setting(NodeConfig& n, const std::string& key, const std::string& 
     Reader(where).node_key(n, YAML::Node(key), key, value_node(key, value, where));
 }
 
+void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where) {
+    Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
+}
+
+const StageInfo* find_stage(const std::string& name, const Location& where) {
+    const StageInfo* info = StageRegistry::instance().find(name);
+    if (info == nullptr) {
+        std::vector<std::string> names;
+        for (const auto* s : StageRegistry::instance().all()) names.push_back(s->name);
+        throw LocatedError(where, "unknown stage '" + name + "' (known: " + join(names) + ")");
+    }
+    return info;
+}
+
+void set_node_name(NodeConfig& n, const std::string& name, const Location& where) {
+    if (!valid_name(name)) throw LocatedError(where, "node name '" + name + "' may use only letters, digits, '_' and '-'");
+    if (name == "pool" || name == "runtime" || name == "chaos")
+        throw LocatedError(where, "node name '" + name + "' is taken by the app's " + name + " settings");
+    n.name = name;
+}
+
+void add_pipeline_node(AppConfig& app, NodeConfig n) {
+    app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
+    app.pipeline.push_back(std::move(n));
+}
+
+void add_pipeline_pattern(AppConfig& app, PatternConfig f, std::vector<NodeConfig> worker) {
+    const std::string kind = f.map ? "map" : "farm";
+    if (worker.empty()) throw LocatedError(f.where, "a " + kind + " worker needs at least one stage");
+    f.first = app.pipeline.size();
+    for (NodeConfig& n : worker) {
+        n.pattern = static_cast<int>(app.patterns.size());
+        app.pipeline.push_back(std::move(n));
+    }
+    f.last = app.pipeline.size();
+    app.elements.push_back(PipelineElement{-1, static_cast<int>(app.patterns.size())});
+    app.patterns.push_back(std::move(f));
+}
+
+void complete_app(AppConfig& app, const Location& where) {
+    name_nodes(app);  // first, so shape errors can name farms
+    if (app.elements.empty()) throw LocatedError(where, "the pipeline is empty");
+    check_app(app);
+}
+
+std::string describe_app(const AppConfig& app) {
+    std::string s;
+    for (const auto& n : app.pipeline) {
+        if (!s.empty()) s += " -> ";
+        s += n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
+    }
+    return s;
+}
+
 void check_stage_params(const AppConfig& app) {
     for (const NodeConfig& n : app.pipeline) {
         if (n.stage->check_params) n.stage->check_params(n.params);
@@ -607,12 +646,9 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
             r.pattern(n[map ? "map" : "farm"], app, map);
             continue;
         }
-        app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
-        app.pipeline.push_back(r.node(n));
+        add_pipeline_node(app, r.node(n));
     }
-    name_nodes(app);  // first, so shape errors can name farms
-    if (app.elements.empty()) throw LocatedError(at(file, pipeline.Mark()), "the pipeline is empty");
-    check_app(app);
+    complete_app(app, at(file, pipeline.Mark()));
     return app;
 }
 

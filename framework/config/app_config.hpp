@@ -153,6 +153,25 @@ AppConfig parse_app_config(const std::string& text, const std::string& file);
 void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where);
 void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
 void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where);
+// A farm's or map's key as set_pattern_setting reads it, `name` included (an override may not
+// rename, a program building the app may).
+void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
+
+// The steps an app is assembled by, one path for the YAML loader and the C++ builder
+// (include/tilepipe/app.hpp): each checks what it is given and throws LocatedError at `where`.
+// A registered stage by name ("unknown stage 'x' (known: ...)").
+const StageInfo* find_stage(const std::string& name, const Location& where);
+// A node's `name:` (letters, digits, '_' and '-'; not a settings group's name).
+void set_node_name(NodeConfig& n, const std::string& name, const Location& where);
+// Appends a stage node, or a farm or map with the stages each worker runs, to the pipeline.
+void add_pipeline_node(AppConfig& app, NodeConfig n);
+void add_pipeline_pattern(AppConfig& app, PatternConfig f, std::vector<NodeConfig> worker);
+// Once every element is in: names the unnamed nodes and patterns, then check_app(); an empty
+// pipeline is an error at `where`.
+void complete_app(AppConfig& app, const Location& where);
+// "src -> parse -> drop": the nodes in order, `name(stage)` where the two differ.
+std::string describe_app(const AppConfig& app);
+
 // The checks that span settings (pipeline shape, farms' combinations) and parameter binding:
 // after settings changed, since one override may undo what another left inconsistent.
 void check_app(AppConfig& app);
