@@ -17,7 +17,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -155,7 +155,8 @@ public:
         } else if (k == "placement") {
             app.placement = scalar(v, "placement");
             check_choice(v, "placement", app.placement, placement_names());
-        } else if (k == "latency") {
+        } else if (k == "memory") app.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        else if (k == "latency") {
             try {
                 app.latency = parse_latency(scalar(v, "latency"));
             } catch (const std::invalid_argument& e) {
@@ -199,6 +200,8 @@ public:
         } else if (k == "tile") {
             if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
             nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
+        } else if (is_node_memory_key(*nc.stage, k, v.IsScalar() ? v.Scalar() : "")) {
+            nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
         } else {
             if (nc.stage->find_param(k) == nullptr)
                 fail(key, "unknown parameter '" + k + "' for stage '" + nc.stage->name + "' (known: " + param_names(*nc.stage) + ")");
@@ -237,12 +240,13 @@ public:
         } else if (k == "queue") {
             f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
             check_pow2(v, f.queue);
-        } else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
+        } else if (k == "memory") f.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
     }
 
     static std::string pattern_keys(bool map) {
-        return map ? "name, workers, multicast, transport, queue, worker"
-                   : "name, workers, dispatch, collect, emitter, transport, queue, worker";
+        return map ? "name, workers, multicast, transport, queue, memory, worker"
+                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, worker";
     }
 
     // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
@@ -302,8 +306,9 @@ private:
     const StageInfo* stage(const YAML::Node& n, const std::string& name) const { return find_stage(name, loc(n)); }
 
     static std::string param_names(const StageInfo& s) {
-        std::vector<std::string> v{"name", "transport", "queue", "tile"};
-        for (const auto& p : s.params) v.push_back(p.name);
+        std::vector<std::string> v{"name", "transport", "queue", "tile", "memory"};
+        for (const auto& p : s.params)
+            if (p.name != "memory") v.push_back(p.name);  // dedup's own `memory` is listed once
         return join(v);
     }
 

@@ -91,7 +91,7 @@ struct AppBuilderState;
 class Node {
 public:
     /// Any key a pipeline entry takes: a parameter of its stage, or `name`, `transport`, `queue`,
-    /// `tile` ("[x, y]"); the value as YAML would hold it.
+    /// `tile` ("[x, y]"), `memory` (local, interleave, first_touch); the value as YAML would hold it.
     Node& set(const std::string& key, const Value& value);
     /// The node's name (default: the stage's name, then NAME_2, NAME_3...).
     Node& name(const std::string& name) { return set("name", name); }
@@ -118,7 +118,7 @@ private:
 class Farm {
 public:
     /// Any key a `farm:` entry takes (name, workers, dispatch, collect, emitter, transport,
-    /// queue); the value as YAML would hold it.
+    /// queue, memory); the value as YAML would hold it.
     Farm& set(const std::string& key, const Value& value);
     /// How many workers (1-1024).
     Farm& workers(uint32_t n) { return set("workers", n); }
@@ -151,7 +151,7 @@ private:
 /// made by AppBuilder::map).
 class Map {
 public:
-    /// Any key a `map:` entry takes (name, workers, multicast, transport, queue).
+    /// Any key a `map:` entry takes (name, workers, multicast, transport, queue, memory).
     Map& set(const std::string& key, const Value& value);
     /// How many workers (1-64).
     Map& workers(uint32_t n) { return set("workers", n); }
@@ -236,7 +236,7 @@ public:
     AppBuilder& operator=(const AppBuilder&) = delete;
 
     /// An app-wide key as YAML holds it: `app`, `transport`, `queue`, `topology`, `placement`,
-    /// `latency`, or one key of a group: `pool.mbufs`, `runtime.threads`, `network.queues`,
+    /// `latency`, `memory`, or one key of a group: `pool.mbufs`, `runtime.threads`, `network.queues`,
     /// `chaos.stall`...
     AppBuilder& set(const std::string& key, const Value& value);
     /// Default transport of every link (ring, spsc, ...).
