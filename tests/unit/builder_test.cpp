@@ -88,6 +88,7 @@ TEST(Builder, EveryKindOfSettingMakesTheGraphTheFileMakes) {
         "runtime: { threads: per_tile, fuse: never, idle: park }\n"
         "latency: off\n"
         "network: { queues: 2 }\n"
+        "memory: interleave\n"
         "pipeline:\n"
         "  - stage: synth\n"
         "    name: src\n"
@@ -108,6 +109,7 @@ TEST(Builder, EveryKindOfSettingMakesTheGraphTheFileMakes) {
         "      dispatch: round_robin\n"
         "      collect: ordered\n"
         "      transport: lock\n"
+        "      memory: local\n"
         "      worker:\n"
         "        pipeline: [pass, pass]\n"
         "  - stage: drop\n";
@@ -120,11 +122,11 @@ TEST(Builder, EveryKindOfSettingMakesTheGraphTheFileMakes) {
 
     AppBuilder app("knobs");
     app.topology("tilepro64").placement("snake").transport("sm").queue(256).pool(8191, 128, 2048);
-    app.runtime("per_tile", "never", "park").latency("off").set("network.queues", 2);
+    app.runtime("per_tile", "never", "park").latency("off").set("network.queues", 2).memory("interleave");
     Node src = app.stage("synth", {{"count", 3000}}).name("src").tile(0, 1);
     Node parse = app.stage("parse").transport("ring").queue(64);
     Map m = app.map("m").workers(3).multicast("linear").queue(128).worker({app.stage("pass")});
-    Farm f = app.farm("f").workers(2).dispatch("round_robin").collect("ordered").transport("lock");
+    Farm f = app.farm("f").workers(2).dispatch("round_robin").collect("ordered").transport("lock").memory("local");
     f.worker_pipeline({app.stage("pass"), app.stage("pass")});
     app.pipeline({src, parse, m, f, app.stage("drop")});
     Runtime runtime;
@@ -248,6 +250,10 @@ TEST(Builder, AppSettingsAndShapeAreCheckedAsTheFileIs) {
     AppBuilder shape("t");
     shape.pipeline({shape.stage("synth"), shape.stage("parse")});
     EXPECT_EQ(error_of(shape), "pipeline[1] (stage parse): a pipeline ends with a sink (e.g. drop, pcap_out); 'parse' is a processor");
+
+    AppBuilder memory("t");
+    memory.pipeline({memory.stage("synth"), memory.stage("pass").memory("everywhere"), memory.stage("drop")});
+    EXPECT_EQ(error_of(memory), "pipeline[1] (stage pass): unknown memory placement 'everywhere' (known: local, interleave, first_touch)");
 
     AppBuilder empty("t");
     EXPECT_EQ(error_of(empty), "app 't': the pipeline is empty");
