@@ -19,6 +19,7 @@
 // caller's alone.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,7 @@ namespace {
 
 constexpr uint32_t kBurst = 32;
 constexpr uint32_t kGatherPauses = 32;
+constexpr std::chrono::microseconds kSlice{50};
 
 uint32_t per_worker_capacity(const AcceleratorOptions& o) {
     uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 1024u : 4u);
@@ -87,6 +89,7 @@ struct AcceleratorCore::Impl {
     unsigned next_collect = 0;
     bool eos = false;
     bool joined = false;
+    bool shared_cpus = false;  // more threads than CPUs (set before the workers start)
 
     // Shared: set once by a failing worker (first failure wins), read by the caller.
     alignas(64) std::atomic<bool> failed{false};
@@ -99,6 +102,7 @@ struct AcceleratorCore::Impl {
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
+        shared_cpus = shared;
         // Spinning on a CPU another runnable thread needs only delays it: yield at once then.
         if (shared) caller_wait.spin_rounds = worker_wait.spin_rounds = 0;
         // A caller waiting for room or results yields for a while before sleeping: a worker
@@ -127,6 +131,7 @@ struct AcceleratorCore::Impl {
         if (cpu >= 0) pin_current_thread(cpu);
         name_current_thread(name.c_str());
         uint64_t slots[kBurst];
+        auto slice_start = std::chrono::steady_clock::now();
         for (;;) {
             uint32_t got = 0;
             bool stop = false;
@@ -160,6 +165,16 @@ struct AcceleratorCore::Impl {
             // microsecond) turns that into one line transfer per burst.
             if (got < kBurst)
                 for (uint32_t k = 0; k < kGatherPauses; ++k) cpu_pause();
+            // Sharing CPUs, a busy worker yields now and then: under a real-time policy
+            // nothing else would run on its CPU until its queue empties, the caller included,
+            // and every other worker would starve for tasks meanwhile.
+            if (shared_cpus) {
+                const auto now = std::chrono::steady_clock::now();
+                if (now - slice_start > kSlice) {
+                    yield_cpu();
+                    slice_start = std::chrono::steady_clock::now();
+                }
+            }
         }
         w.out->close();
         caller_bell.ring();
