@@ -10,8 +10,8 @@
 //
 // Waking: each worker sleeps on its own doorbell, made light (the caller rings it after every
 // offload without a fence; a parking worker pays with a process-wide barrier). The caller
-// sleeps on one doorbell the workers ring after each burst of results, at exit and on
-// failure. Channels carry no doorbells of their own: this file rings them.
+// sleeps on one doorbell the workers ring every few bursts of results, when they go idle,
+// at exit and on failure. Channels carry no doorbells of their own: this file rings them.
 //
 // Memory orders: slot contents are published by the channels' release/acquire (see
 // Channel); `failed_` and `abort_` are release stores read with acquire, so the failure text
@@ -40,6 +40,11 @@ namespace {
 constexpr uint32_t kBurst = 32;
 constexpr uint32_t kGatherPauses = 32;
 constexpr std::chrono::microseconds kSlice{50};
+// A worker rings the caller's doorbell after this many results, and whenever it goes idle: a
+// caller asleep waiting for room or results is woken once per few bursts, not per burst (a
+// futex wake costs the worker microseconds), and never left waiting, since a worker the
+// caller no longer feeds soon goes idle.
+constexpr uint32_t kRingEvery = 4 * kBurst;
 
 uint32_t per_worker_capacity(const AcceleratorOptions& o) {
     uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 1024u : 4u);
@@ -108,7 +113,9 @@ struct AcceleratorCore::Impl {
         // A caller waiting for room or results yields for a while before sleeping: a worker
         // hands results back in bursts, and waking a sleeping caller for each one would cost
         // the worker a futex call per burst.
-        caller_wait.yield_rounds = 256;
+        // Sharing CPUs, it sleeps sooner instead: a thread polling a CPU keeps a worker waiting
+        // for that CPU off it under a real-time policy.
+        caller_wait.yield_rounds = shared ? 16 : 256;
         for (unsigned i = 0; i < n; ++i) {
             auto wk = std::make_unique<Worker>();
             wk->in = make_word_channel({o.transport, cap, -1});
@@ -132,6 +139,7 @@ struct AcceleratorCore::Impl {
         name_current_thread(name.c_str());
         uint64_t slots[kBurst];
         auto slice_start = std::chrono::steady_clock::now();
+        uint32_t unrung = 0;  // results handed back since the caller's doorbell was last rung
         for (;;) {
             uint32_t got = 0;
             bool stop = false;
@@ -144,7 +152,12 @@ struct AcceleratorCore::Impl {
                 stop = got == 0;
                 return true;
             };
-            worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
+            if (!attempt()) {
+                // Going idle: whatever was handed back unannounced is announced now, so a
+                // caller waiting for it wakes (see kRingEvery).
+                if (unrung != 0) caller_bell.ring(), unrung = 0;
+                worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
+            }
             if (stop) break;
             try {
                 work.process(i, slots, got);
@@ -158,7 +171,7 @@ struct AcceleratorCore::Impl {
             // Never short: at most L tasks are outstanding per worker and `out` holds L.
             uint32_t done = 0;
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
-            caller_bell.ring();
+            if ((unrung += got) >= kRingEvery) caller_bell.ring(), unrung = 0;
             // A short burst means the worker keeps up with the caller: each look at an
             // almost empty channel would move the caller's index line over for a task or
             // two. Letting a few more tasks gather first (a bounded pause, well under a
