@@ -11,6 +11,7 @@
 #include "framework/graph/app_runner.hpp"
 #include "framework/graph/pool_sizing.hpp"
 #include "framework/graph/run_outcome.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
@@ -46,6 +47,8 @@ Runtime::Runtime(RuntimeOptions options) : options_(std::move(options)) {
 
 Runtime::~Runtime() { g_runtime_alive.store(false); }
 
+void Runtime::stop() noexcept { request_stop(); }
+
 Report Runtime::run(const AppBuilder& builder, const RunSettings& settings) {
     AppConfig app;
     std::optional<AppPlan> plan;
@@ -64,15 +67,19 @@ Report Runtime::run(const AppBuilder& builder, const RunSettings& settings) {
             check_pool_memory(app, *plan, eal, eal_memory_available(eal));
             eal_start(eal);
         }
+        if (settings.handle_signals) install_stop_signal_handlers(SecondSignal::CutShort);
         AppRunner runner(app, std::move(*plan));
         RunOptions opts;
         opts.progress = settings.progress;
         report = runner.run(opts);
     } catch (const LocatedError& e) {
+        clear_stop_request();
         throw to_app_error(e);
     } catch (const std::exception& e) {
+        clear_stop_request();
         throw AppError("app '" + app.name + "'", e.what());
     }
+    clear_stop_request();  // a stop asked of this run ends only this run
     finish_report(report, app, settings.config, {});
     return public_report(report);
 }

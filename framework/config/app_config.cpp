@@ -533,7 +533,7 @@ void set_pattern_setting(PatternConfig& f, const std::string& key, const std::st
     if (key == "name" || key == "worker")
         throw LocatedError(where, "a " + std::string(f.map ? "map" : "farm") + "'s " + key +
                                       " cannot be overridden: edit the file");
-    Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
+    set_pattern_key(f, key, value, where);
 }
 
 void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where) {

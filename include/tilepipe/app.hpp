@@ -95,12 +95,15 @@ public:
     Node& set(const std::string& key, const Value& value);
     /// The node's name (default: the stage's name, then NAME_2, NAME_3...).
     Node& name(const std::string& name) { return set("name", name); }
-    /// Transport of the link into this node (ring, spsc, ...; default: the app's).
+    /// Transport of the link into this node (ring, sm, lock, ...; default: the app's).
     Node& transport(const std::string& transport) { return set("transport", transport); }
     /// Capacity of the link into this node, in descriptors (a power of two).
     Node& queue(uint32_t descriptors) { return set("queue", descriptors); }
     /// The tile this node runs on (default: the placement's choice).
     Node& tile(int x, int y);
+    /// Where its pool, input buffers and stage state live: local, interleave or first_touch
+    /// (default: its farm's or the app's).
+    Node& memory(const std::string& policy) { return set("memory", policy); }
     /// The registered stage it runs.
     const std::string& stage() const;
 
@@ -133,6 +136,8 @@ public:
     Farm& transport(const std::string& transport) { return set("transport", transport); }
     /// Capacity of the links inside the farm, in descriptors (a power of two).
     Farm& queue(uint32_t descriptors) { return set("queue", descriptors); }
+    /// Memory placement of its emitter, workers and collector: local, interleave or first_touch.
+    Farm& memory(const std::string& policy) { return set("memory", policy); }
     /// The chain every worker runs on each packet, on one tile per worker (`worker: [...]`).
     Farm& worker(std::vector<Node> chain);
     /// The stages every worker runs, each on its own tile (`worker: {pipeline: [...]}`).
@@ -161,6 +166,8 @@ public:
     Map& transport(const std::string& transport) { return set("transport", transport); }
     /// Capacity of the links inside the map, in descriptors (a power of two).
     Map& queue(uint32_t descriptors) { return set("queue", descriptors); }
+    /// Memory placement of its emitter, workers and collector: local, interleave or first_touch.
+    Map& memory(const std::string& policy) { return set("memory", policy); }
     /// The chain every worker runs on its share of each burst.
     Map& worker(std::vector<Node> chain);
 
@@ -239,7 +246,7 @@ public:
     /// `latency`, `memory`, or one key of a group: `pool.mbufs`, `runtime.threads`, `network.queues`,
     /// `chaos.stall`...
     AppBuilder& set(const std::string& key, const Value& value);
-    /// Default transport of every link (ring, spsc, ...).
+    /// Default transport of every link (ring, sm, lock, ...).
     AppBuilder& transport(const std::string& transport) { return set("transport", transport); }
     /// Default link capacity in descriptors (a power of two).
     AppBuilder& queue(uint32_t descriptors) { return set("queue", descriptors); }
@@ -250,6 +257,8 @@ public:
     AppBuilder& runtime(const std::string& threads, const std::string& fuse = "auto", const std::string& idle = "auto");
     /// What the sinks measure: off, all or "sample N".
     AppBuilder& latency(const std::string& how) { return set("latency", how); }
+    /// Where pools, channel buffers and stage state live: local, interleave or first_touch.
+    AppBuilder& memory(const std::string& policy) { return set("memory", policy); }
     /// A topology preset: host, tilepro64, epiphany16, epiphany64.
     AppBuilder& topology(const std::string& preset) { return set("topology", preset); }
     /// How nodes map onto tiles: linear, snake or compact.
@@ -293,6 +302,10 @@ struct RunSettings {
     std::function<void(const std::string&)> progress;
     /// The report header's `config` field (the CLI puts the config file's path there).
     std::string config;
+    /// true: Ctrl-C and SIGTERM end the run as they end `tilepipe run` (the first stops the
+    /// sources and lets what is in flight drain, a second cuts the drain short, a third ends
+    /// the process). The handlers stay installed after the run.
+    bool handle_signals = false;
 };
 
 /// The process's tilepipe runtime: DPDK's EAL, which a process can start only once. Make one
@@ -312,6 +325,11 @@ public:
     /// returns its report (a run that loses packets reports it in exit_status, it does not
     /// throw). Throws AppError for bad input or a run that could not start.
     Report run(const AppBuilder& app, const RunSettings& settings = {});
+    /// Ends the app running now (or the next one, when none runs) as its sources' end would:
+    /// they stop emitting, what is in flight drains to the sinks, and run() returns the
+    /// report. For an endless source (`count: 0`, `loop: 0`). Callable from any thread and from
+    /// a signal handler; once run() returns, the request is forgotten.
+    static void stop() noexcept;
 
 private:
     RuntimeOptions options_;

@@ -76,6 +76,96 @@ TEST(Builder, FarmYamlAndCppBuiltRunTheSameCountsNodeByNode) {
     EXPECT_EQ(from_cpp.node("drop")->delivered, from_yaml.packets);
 }
 
+// Every kind of key, given both ways, makes the same graph on the same tiles with the same links.
+TEST(Builder, EveryKindOfSettingMakesTheGraphTheFileMakes) {
+    const char* yaml =
+        "app: knobs\n"
+        "topology: tilepro64\n"
+        "placement: snake\n"
+        "transport: sm\n"
+        "queue: 256\n"
+        "pool: { mbufs: 8191, cache: 128, data_room: 2048 }\n"
+        "runtime: { threads: per_tile, fuse: never, idle: park }\n"
+        "latency: off\n"
+        "network: { queues: 2 }\n"
+        "memory: interleave\n"
+        "pipeline:\n"
+        "  - stage: synth\n"
+        "    name: src\n"
+        "    count: 3000\n"
+        "    tile: [0, 1]\n"
+        "  - stage: parse\n"
+        "    transport: ring\n"
+        "    queue: 64\n"
+        "  - map:\n"
+        "      name: m\n"
+        "      workers: 3\n"
+        "      multicast: linear\n"
+        "      queue: 128\n"
+        "      worker: [pass]\n"
+        "  - farm:\n"
+        "      name: f\n"
+        "      workers: 2\n"
+        "      dispatch: round_robin\n"
+        "      collect: ordered\n"
+        "      transport: lock\n"
+        "      memory: local\n"
+        "      worker:\n"
+        "        pipeline: [pass, pass]\n"
+        "  - stage: drop\n";
+    AppConfig file = parse_app_config(yaml, "knobs.yaml");
+    nlohmann::json from_yaml;
+    {
+        AppRunner runner(file);
+        from_yaml = to_json(runner.run());
+    }
+
+    AppBuilder app("knobs");
+    app.topology("tilepro64").placement("snake").transport("sm").queue(256).pool(8191, 128, 2048);
+    app.runtime("per_tile", "never", "park").latency("off").set("network.queues", 2).memory("interleave");
+    Node src = app.stage("synth", {{"count", 3000}}).name("src").tile(0, 1);
+    Node parse = app.stage("parse").transport("ring").queue(64);
+    Map m = app.map("m").workers(3).multicast("linear").queue(128).worker({app.stage("pass")});
+    Farm f = app.farm("f").workers(2).dispatch("round_robin").collect("ordered").transport("lock").memory("local");
+    f.worker_pipeline({app.stage("pass"), app.stage("pass")});
+    app.pipeline({src, parse, m, f, app.stage("drop")});
+    Runtime runtime;
+    const nlohmann::json from_cpp = nlohmann::json::parse(runtime.run(app).json);
+
+    EXPECT_EQ(from_cpp["app"], from_yaml["app"]);
+    EXPECT_EQ(from_cpp["header"]["topology"], from_yaml["header"]["topology"]);
+    EXPECT_EQ(from_cpp["channels"], from_yaml["channels"]);
+    ASSERT_EQ(from_cpp["pools"].size(), 1u);  // pools are named by a process-wide count
+    EXPECT_EQ(from_cpp["pools"][0]["capacity"], from_yaml["pools"][0]["capacity"]);
+    EXPECT_EQ(from_cpp["pools"][0]["capacity"], 8191);
+    ASSERT_EQ(from_cpp["tiles"].size(), from_yaml["tiles"].size());
+    for (size_t i = 0; i < from_yaml["tiles"].size(); ++i)
+        for (const char* k : {"node", "role", "tile", "packets"})
+            EXPECT_EQ(from_cpp["tiles"][i][k], from_yaml["tiles"][i][k]) << i << " " << k;
+    ASSERT_EQ(from_cpp["stages"].size(), from_yaml["stages"].size());
+    for (size_t i = 0; i < from_yaml["stages"].size(); ++i)
+        for (const char* k : {"name", "stage", "kind", "tile", "in", "out", "drops", "bytes"})
+            EXPECT_EQ(from_cpp["stages"][i][k], from_yaml["stages"][i][k]) << i << " " << k;
+    EXPECT_EQ(from_cpp.contains("latency"), from_yaml.contains("latency"));
+}
+
+// An endless source ends when the program asks, with everything in flight delivered.
+TEST(Builder, StopEndsAnEndlessRunWithEveryPacketAccounted) {
+    Runtime runtime;
+    AppBuilder app("endless");
+    app.pipeline({app.stage("synth", {{"count", 0}}), app.stage("pass"), app.stage("drop")});
+    Runtime::stop();  // asked before the run starts: it ends that run at once
+    const Report r = runtime.run(app);
+    EXPECT_EQ(r.exit_status, 0);
+    EXPECT_EQ(r.unaccounted, 0);
+    EXPECT_EQ(r.packets, r.delivered);
+    EXPECT_TRUE(r.pools_full);
+    // The request ended that run only.
+    AppBuilder next("next");
+    next.pipeline({next.stage("synth", {{"count", 500}}), next.stage("drop")});
+    EXPECT_EQ(runtime.run(next).delivered, 500u);
+}
+
 TEST(Builder, TheReportIsTheOneTheCliPrints) {
     Runtime runtime;
     AppBuilder app("small");
@@ -160,6 +250,10 @@ TEST(Builder, AppSettingsAndShapeAreCheckedAsTheFileIs) {
     AppBuilder shape("t");
     shape.pipeline({shape.stage("synth"), shape.stage("parse")});
     EXPECT_EQ(error_of(shape), "pipeline[1] (stage parse): a pipeline ends with a sink (e.g. drop, pcap_out); 'parse' is a processor");
+
+    AppBuilder memory("t");
+    memory.pipeline({memory.stage("synth"), memory.stage("pass").memory("everywhere"), memory.stage("drop")});
+    EXPECT_EQ(error_of(memory), "pipeline[1] (stage pass): unknown memory placement 'everywhere' (known: local, interleave, first_touch)");
 
     AppBuilder empty("t");
     EXPECT_EQ(error_of(empty), "app 't': the pipeline is empty");
