@@ -25,7 +25,9 @@ const char* kUsage =
     "  mp-sgemm, mp-nbody, mp-stencil, mp-fft\n"
     "            message-passing kernels (Cannon, N-body ring, 5-point stencil, 2D FFT) on the\n"
     "            tiles or mpi backend: GFLOPS, communication share, verified against serial\n"
-    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n";
+    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n"
+    "  accel     offload-to-result throughput of a farm fed from the caller's thread (accelerator\n"
+    "            mode), tiny and 1 us tasks, against FastFlow's accelerator (tilepipe-bench)\n";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
         if (name == "asym") return run_asym(argc, argv);
         if (name == "mapvec") return run_mapvec(argc, argv);
         if (name == "latency") return run_latency(argc, argv);
+        if (name == "accel") return run_accel(argc, argv);
         if (name.rfind("mp-", 0) == 0) return run_mp(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;

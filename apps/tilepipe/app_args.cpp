@@ -37,13 +37,6 @@ AppConfig load_app(const AppArgs& a) {
     return app;
 }
 
-std::string describe(const AppConfig& app) {
-    std::string s;
-    for (const auto& n : app.pipeline) {
-        if (!s.empty()) s += " -> ";
-        s += n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
-    }
-    return s;
-}
+std::string describe(const AppConfig& app) { return describe_app(app); }
 
 }  // namespace tp::cli

@@ -20,9 +20,9 @@
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
+#include "framework/graph/run_outcome.hpp"
 #include "framework/runtime/stop_request.hpp"
 #include "framework/capture/load_progress.hpp"
-#include "tilepipe_version.h"
 
 namespace tp::cli {
 
@@ -36,17 +36,6 @@ struct RunArgs {
     LiveRunArgs live;
 };
 
-// The files the app's sources replay (a capture, a file a port device reads), once each.
-std::vector<std::string> captures_of(const AppConfig& app) {
-    std::vector<std::string> files;
-    for (const NodeConfig& n : app.pipeline)
-        if (n.stage->kind == StageKind::Source && n.stage->find_param("file") != nullptr) {
-            const std::string& f = n.params.get_string("file");
-            if (!f.empty() && std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
-        }
-    return files;
-}
-
 // The command-line overrides as a user would type them again.
 std::vector<std::string> overrides_of(const AppArgs& a) {
     std::vector<std::string> v;
@@ -58,14 +47,6 @@ std::vector<std::string> overrides_of(const AppArgs& a) {
     if (o.latency) v.push_back("--latency " + *o.latency);
     for (const std::string& s : o.sets) v.push_back("--set " + s);
     return v;
-}
-
-// Worst first: lost packets or mbufs, then a failed node, then a signal that cut the run short.
-int exit_status_of(const RunReport& r) {
-    if (r.unaccounted != 0 || !r.pools_full()) return kExitAccounting;
-    if (!r.failures.empty()) return kExitRuntime;
-    if (r.header.interrupted) return kExitSignalBase + r.header.signal;
-    return kExitOk;
 }
 
 // The progress line: redrawn in place on a terminal, one line per interval otherwise (a log).
@@ -148,11 +129,7 @@ int run(const RunArgs& args) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitRuntime;
     }
-    report.header.version = TILEPIPE_VERSION;
-    report.header.config = args.app.conf;
-    report.header.captures = captures_of(app);
-    report.header.overrides = overrides_of(args.app);
-    report.header.exit_status = exit_status_of(report);
+    finish_report(report, app, args.app.conf, overrides_of(args.app));
     std::fputs(format_table(report).c_str(), json_to_stdout ? stderr : stdout);
     bool json_written = true;
     if (json_to_stdout) {

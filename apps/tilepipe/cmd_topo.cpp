@@ -2,7 +2,9 @@
 // each tile and the CPU that tile runs on, then every channel with its hop count. The map
 // fits the output's width (folded into bands of columns) and names are never cut (a name too
 // long for its cell is listed in a legend under the map). Then the messaging network of the
-// udn links: each tile's queues, the tags and credits they carry. `--json` writes the same plan.
+// udn links: each tile's queues, the tags and credits they carry, and where the `memory:`
+// setting puts each node's memory (its NUMA node and policy, the packet pool's). `--json`
+// writes the same plan.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/memory_plan.hpp"
 
 namespace tp::cli {
 
@@ -67,8 +70,9 @@ std::string wrapped(const std::string& text, size_t width) {
 }
 
 std::string render_networks(const AppPlan& plan, size_t width);
+std::string render_memory(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m, size_t width);
 
-std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
+std::string render(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory, size_t width) {
     const Topology& t = plan.topology;
     std::vector<std::string> node_at(static_cast<size_t>(t.tiles()));
     std::vector<int> cpu_at(static_cast<size_t>(t.tiles()), -1);
@@ -142,7 +146,32 @@ std::string render(const AppConfig& app, const AppPlan& plan, size_t width) {
         for (const auto& l : plan.links) h += l.hops;
         return h;
     }());
-    return s + cost + render_networks(plan, width);
+    return s + cost + render_memory(app, plan, memory, width) + render_networks(plan, width);
+}
+
+std::string nodes_text(const std::vector<int>& nodes) {
+    std::string s;
+    for (int n : nodes) s += (s.empty() ? "" : ",") + std::to_string(n);
+    return s;
+}
+
+// Per node: its NUMA node and where its input channels' buffers and its stages' state go.
+std::string render_memory(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m, size_t width) {
+    const auto& nodes = plan.graph.nodes;
+    std::string s = wrapped("memory: " + std::string(memory_policy_name(memory_policy_of(app))) + " app-wide; the app's CPUs are on NUMA node(s) " +
+                                nodes_text(m.app_nodes) + (m.bind ? "" : "; nothing is bound (the kernel places each page where it is first written)"),
+                            width);
+    s += "  pool packets: " + describe(m.pool) +
+         (m.pool_follows >= 0 ? " (follows " + nodes[static_cast<size_t>(m.pool_follows)].name + ", its first source)" : "") + "\n";
+    size_t name_w = 4;
+    for (const auto& n : nodes) name_w = std::max(name_w, n.name.size());
+    s += "  " + pad("node", name_w) + "  cpu  numa  channels in + stage state\n";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        char mid[32];
+        std::snprintf(mid, sizeof mid, "  %3d  %4d  ", plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]], m.numa_of_node[i]);
+        s += "  " + pad(nodes[i].name, name_w) + mid + describe(m.node[i]) + "\n";
+    }
+    return s;
 }
 
 // Each messaging network of the udn links: per tile, the queues in use and what they carry.
@@ -196,7 +225,7 @@ nlohmann::json networks_json(const AppPlan& plan) {
     return out;
 }
 
-nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
+nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory) {
     const Topology& t = plan.topology;
     nlohmann::json nodes = nlohmann::json::array(), links = nlohmann::json::array(), reserved = nlohmann::json::array();
     for (size_t i = 0; i < plan.graph.nodes.size(); ++i) {
@@ -207,7 +236,10 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
                          {"stages", stages},
                          {"tile", {p.x, p.y}},
                          {"thread", plan.threads.thread_of_node[i]},
-                         {"cpu", plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]]}});
+                         {"cpu", plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]]},
+                         {"numa", memory.numa_of_node[i]},
+                         {"memory", memory_policy_name(memory.node[i].policy)},
+                         {"memory_nodes", memory.node[i].nodes}});
     }
     for (const auto& l : plan.links)
         links.push_back({{"from", plan.graph.nodes[l.from].name}, {"to", plan.graph.nodes[l.to].name},
@@ -217,7 +249,13 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan) {
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus},
-            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan)}};
+            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan)},
+            {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
+            {"pools", nlohmann::json::array({{{"name", "packets"},
+                                              {"memory", memory_policy_name(memory.pool.policy)},
+                                              {"memory_nodes", memory.pool.nodes},
+                                              {"follows", memory.pool_follows >= 0 ? nlohmann::json(plan.graph.nodes[static_cast<size_t>(memory.pool_follows)].name)
+                                                                                   : nlohmann::json(nullptr)}}})}};
 }
 
 }  // namespace
@@ -233,10 +271,11 @@ void add_topo(CLI::App& app, Action& action) {
             try {
                 const AppConfig app = load_app(*args);
                 const AppPlan plan = plan_app(app);
-                std::fputs(render(app, plan, output_width()).c_str(), stdout);
+                const MemoryPlan memory = plan_memory(app, plan);
+                std::fputs(render(app, plan, memory, output_width()).c_str(), stdout);
                 if (!json_out->empty()) {
                     std::ofstream out(*json_out);
-                    if (!(out << as_json(app, plan).dump(2) << '\n')) {
+                    if (!(out << as_json(app, plan, memory).dump(2) << '\n')) {
                         std::fprintf(stderr, "tilepipe: --json %s: cannot write\n", json_out->c_str());
                         return kExitUsage;
                     }

@@ -7,14 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "framework/graph/run_outcome.hpp"  // the exit codes (kExitOk, ...)
+
 namespace tp::cli {
 
-// Exit codes shared by every subcommand.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRuntime = 1;     // the run failed (unreadable capture, EAL, ...)
-inline constexpr int kExitUsage = 2;       // bad command line or config
-inline constexpr int kExitAccounting = 3;  // packets unaccounted for or mbufs leaked
-inline constexpr int kExitSignalBase = 128;  // + the signal that ended a run early (130: Ctrl-C)
+// Exit codes shared by every subcommand (run_outcome.hpp).
+using tp::kExitOk;
+using tp::kExitRuntime;
+using tp::kExitUsage;
+using tp::kExitAccounting;
+using tp::kExitSignalBase;
 
 // A subcommand adds itself to `app` and sets `action` to the function run when it is chosen.
 using Action = std::function<int()>;

@@ -18,7 +18,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, plugins, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, plugins, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -156,7 +156,8 @@ public:
         } else if (k == "placement") {
             app.placement = scalar(v, "placement");
             check_choice(v, "placement", app.placement, placement_names());
-        } else if (k == "latency") {
+        } else if (k == "memory") app.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        else if (k == "latency") {
             try {
                 app.latency = parse_latency(scalar(v, "latency"));
             } catch (const std::invalid_argument& e) {
@@ -181,11 +182,7 @@ public:
             const std::string k = scalar(it->first, "key");
             if (k == "stage") continue;
             if (k == "name") {
-                nc.name = scalar(it->second, "name");
-                if (!valid_name(nc.name))
-                    fail(it->second, "node name '" + nc.name + "' may use only letters, digits, '_' and '-'");
-                if (nc.name == "pool" || nc.name == "runtime" || nc.name == "chaos")
-                    fail(it->second, "node name '" + nc.name + "' is taken by the app's " + nc.name + " settings");
+                set_node_name(nc, scalar(it->second, "name"), loc(it->second));
                 continue;
             }
             node_key(nc, it->first, k, it->second);
@@ -204,6 +201,8 @@ public:
         } else if (k == "tile") {
             if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
             nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
+        } else if (is_node_memory_key(*nc.stage, k, v.IsScalar() ? v.Scalar() : "")) {
+            nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
         } else {
             if (nc.stage->find_param(k) == nullptr)
                 fail(key, "unknown parameter '" + k + "' for stage '" + nc.stage->name + "' (known: " + param_names(*nc.stage) + ")");
@@ -242,12 +241,13 @@ public:
         } else if (k == "queue") {
             f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
             check_pow2(v, f.queue);
-        } else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
+        } else if (k == "memory") f.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
     }
 
     static std::string pattern_keys(bool map) {
-        return map ? "name, workers, multicast, transport, queue, worker"
-                   : "name, workers, dispatch, collect, emitter, transport, queue, worker";
+        return map ? "name, workers, multicast, transport, queue, memory, worker"
+                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, worker";
     }
 
     // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
@@ -278,15 +278,12 @@ public:
             chain = worker["pipeline"];
         }
         if (!chain.IsSequence() || chain.size() == 0) fail(chain, "a " + kind + " worker needs at least one stage");
-        f.first = app.pipeline.size();
+        std::vector<NodeConfig> stages;
         for (const auto& s : chain) {
             if (s.IsMap() && (s["farm"] || s["map"])) fail(s, "patterns do not nest; a farm worker may run a pipeline of stages");
-            app.pipeline.push_back(node(s));
-            app.pipeline.back().pattern = static_cast<int>(app.patterns.size());
+            stages.push_back(node(s));
         }
-        f.last = app.pipeline.size();
-        app.elements.push_back(PipelineElement{-1, static_cast<int>(app.patterns.size())});
-        app.patterns.push_back(std::move(f));
+        add_pipeline_pattern(app, std::move(f), std::move(stages));
     }
 
     void check_transport(const YAML::Node& n, const std::string& t) const {
@@ -307,19 +304,12 @@ public:
     }
 
 private:
-    const StageInfo* stage(const YAML::Node& n, const std::string& name) const {
-        const StageInfo* info = StageRegistry::instance().find(name);
-        if (info == nullptr) {
-            std::vector<std::string> names;
-            for (const auto* s : StageRegistry::instance().all()) names.push_back(s->name);
-            fail(n, "unknown stage '" + name + "' (known: " + join(names) + ")");
-        }
-        return info;
-    }
+    const StageInfo* stage(const YAML::Node& n, const std::string& name) const { return find_stage(name, loc(n)); }
 
     static std::string param_names(const StageInfo& s) {
-        std::vector<std::string> v{"name", "transport", "queue", "tile"};
-        for (const auto& p : s.params) v.push_back(p.name);
+        std::vector<std::string> v{"name", "transport", "queue", "tile", "memory"};
+        for (const auto& p : s.params)
+            if (p.name != "memory") v.push_back(p.name);  // dedup's own `memory` is listed once
         return join(v);
     }
 
@@ -544,7 +534,7 @@ void set_pattern_setting(PatternConfig& f, const std::string& key, const std::st
     if (key == "name" || key == "worker")
         throw LocatedError(where, "a " + std::string(f.map ? "map" : "farm") + "'s " + key +
                                       " cannot be overridden: edit the file");
-    Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
+    set_pattern_key(f, key, value, where);
 }
 
 void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where) {
@@ -552,6 +542,60 @@ void set_node_setting(NodeConfig& n, const std::string& key, const std::string& 
         throw LocatedError(where, "a node's " + key + " cannot be overridden: edit the file" +
                                       (key == "stage" ? " (--pcap FILE replaces the source)" : ""));
     Reader(where).node_key(n, YAML::Node(key), key, value_node(key, value, where));
+}
+
+void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where) {
+    Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
+}
+
+const StageInfo* find_stage(const std::string& name, const Location& where) {
+    const StageInfo* info = StageRegistry::instance().find(name);
+    if (info == nullptr) {
+        std::vector<std::string> names;
+        for (const auto* s : StageRegistry::instance().all()) names.push_back(s->name);
+        throw LocatedError(where, "unknown stage '" + name + "' (known: " + join(names) + ")");
+    }
+    return info;
+}
+
+void set_node_name(NodeConfig& n, const std::string& name, const Location& where) {
+    if (!valid_name(name)) throw LocatedError(where, "node name '" + name + "' may use only letters, digits, '_' and '-'");
+    if (name == "pool" || name == "runtime" || name == "chaos")
+        throw LocatedError(where, "node name '" + name + "' is taken by the app's " + name + " settings");
+    n.name = name;
+}
+
+void add_pipeline_node(AppConfig& app, NodeConfig n) {
+    app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
+    app.pipeline.push_back(std::move(n));
+}
+
+void add_pipeline_pattern(AppConfig& app, PatternConfig f, std::vector<NodeConfig> worker) {
+    const std::string kind = f.map ? "map" : "farm";
+    if (worker.empty()) throw LocatedError(f.where, "a " + kind + " worker needs at least one stage");
+    f.first = app.pipeline.size();
+    for (NodeConfig& n : worker) {
+        n.pattern = static_cast<int>(app.patterns.size());
+        app.pipeline.push_back(std::move(n));
+    }
+    f.last = app.pipeline.size();
+    app.elements.push_back(PipelineElement{-1, static_cast<int>(app.patterns.size())});
+    app.patterns.push_back(std::move(f));
+}
+
+void complete_app(AppConfig& app, const Location& where) {
+    name_nodes(app);  // first, so shape errors can name farms
+    if (app.elements.empty()) throw LocatedError(where, "the pipeline is empty");
+    check_app(app);
+}
+
+std::string describe_app(const AppConfig& app) {
+    std::string s;
+    for (const auto& n : app.pipeline) {
+        if (!s.empty()) s += " -> ";
+        s += n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
+    }
+    return s;
 }
 
 void check_stage_params(const AppConfig& app) {
@@ -604,12 +648,9 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
             r.pattern(n[map ? "map" : "farm"], app, map);
             continue;
         }
-        app.elements.push_back(PipelineElement{static_cast<int>(app.pipeline.size()), -1});
-        app.pipeline.push_back(r.node(n));
+        add_pipeline_node(app, r.node(n));
     }
-    name_nodes(app);  // first, so shape errors can name farms
-    if (app.elements.empty()) throw LocatedError(at(file, pipeline.Mark()), "the pipeline is empty");
-    check_app(app);
+    complete_app(app, at(file, pipeline.Mark()));
     return app;
 }
 

@@ -8,6 +8,7 @@
 //                                # fuse: auto | always | never; idle: auto | spin | park
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   chaos: { stall: fw.3, stall_ms: 200, after_packets: 1000 }  # a fault on purpose (optional)
+//   memory: first_touch         # local | interleave | first_touch (memory_settings.hpp)
 //   topology: host              # host | tilepro64 | epiphany16 | epiphany64
 //   placement: compact          # linear | snake | compact
 //   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "framework/config/location.hpp"
+#include "framework/config/memory_settings.hpp"
 #include "framework/config/network_settings.hpp"
 #include "framework/metrics/latency_config.hpp"
 #include "framework/stage/param.hpp"
@@ -55,6 +57,7 @@ struct NodeConfig {
     std::string transport;               // of the link into this node; empty = app default
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
+    MemorySetting memory;                // `memory:`; empty = its farm's or the app's
     int pattern = -1;                    // index into AppConfig::patterns for a farm/map worker stage
     // One worker's own parameter text (`--set FARM.W/NODE.PARAM=VALUE`), bound by finalize()
     // over `params` into `worker_params`.
@@ -88,6 +91,7 @@ struct PatternConfig {
     bool worker_pipeline = false;
     std::string transport;                 // links inside the pattern; empty = app default
     uint32_t queue = 0;
+    MemorySetting memory;                  // its emitter's, workers' and collector's; empty = the app's
 };
 
 // One entry of the top-level pipeline: a stage node, or a farm or map.
@@ -129,6 +133,7 @@ struct AppConfig {
     LatencyConfig latency;               // what the sinks measure (`latency:`, `--latency`)
     NetworkSettings network;             // shape of the network udn links run on
     ChaosConfig chaos;
+    MemorySetting memory;                // `memory:` (memory_settings.hpp); empty = first_touch
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
@@ -143,11 +148,30 @@ AppConfig parse_app_config(const std::string& text, const std::string& file);
 
 // One setting as a config file would hold it, checked as the file checks it, every error at
 // `where` (the override that gave it). Keys: a top-level key (`transport`, `queue`, `topology`,
-// `placement`, `app`) or `pool.KEY` / `runtime.KEY` / `network.KEY`; a farm's or map's key; a node's parameter
-// or `transport`, `queue`, `tile`. Run check_app() once every setting is in.
+// `placement`, `app`) or `pool.KEY` / `runtime.KEY` / `network.KEY`, `memory`; a farm's or map's key; a node's parameter
+// or `transport`, `queue`, `tile`, `memory`. Run check_app() once every setting is in.
 void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where);
 void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
 void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where);
+// A farm's or map's key as set_pattern_setting reads it, `name` included (an override may not
+// rename, a program building the app may).
+void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
+
+// The steps an app is assembled by, one path for the YAML loader and the C++ builder
+// (include/tilepipe/app.hpp): each checks what it is given and throws LocatedError at `where`.
+// A registered stage by name ("unknown stage 'x' (known: ...)").
+const StageInfo* find_stage(const std::string& name, const Location& where);
+// A node's `name:` (letters, digits, '_' and '-'; not a settings group's name).
+void set_node_name(NodeConfig& n, const std::string& name, const Location& where);
+// Appends a stage node, or a farm or map with the stages each worker runs, to the pipeline.
+void add_pipeline_node(AppConfig& app, NodeConfig n);
+void add_pipeline_pattern(AppConfig& app, PatternConfig f, std::vector<NodeConfig> worker);
+// Once every element is in: names the unnamed nodes and patterns, then check_app(); an empty
+// pipeline is an error at `where`.
+void complete_app(AppConfig& app, const Location& where);
+// "src -> parse -> drop": the nodes in order, `name(stage)` where the two differ.
+std::string describe_app(const AppConfig& app);
+
 // The checks that span settings (pipeline shape, farms' combinations) and parameter binding:
 // after settings changed, since one override may undo what another left inconsistent.
 void check_app(AppConfig& app);

@@ -3,12 +3,12 @@
 // value would be, and an error names the override: `--set fw.workers=x: workers expects ...`.
 //
 // PATH names one setting; its last part is the key, the parts before it the place:
-//   KEY                  top level: app, transport, queue, topology, placement
+//   KEY                  top level: app, transport, queue, topology, placement, memory
 //   pool.KEY             pool.mbufs, pool.cache, pool.data_room
 //   runtime.KEY          runtime.threads, runtime.fuse
 //   FARM.KEY             a farm's or map's own: workers, dispatch, collect, emitter, multicast,
-//                        transport, queue
-//   NODE.KEY             a stage node: a parameter of its stage, or transport, queue, tile; in a
+//                        transport, queue, memory
+//   NODE.KEY             a stage node: a parameter of its stage, or transport, queue, tile, memory; in a
 //                        farm or map, for every worker
 //   FARM.NODE.KEY        the same, named through its farm (every worker)
 //   FARM.W/NODE.KEY      worker W's instance only (stage parameters): the name the report

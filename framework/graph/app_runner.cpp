@@ -10,10 +10,12 @@
 #include <ctime>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/channel/detail/node_memory.hpp"
 #include "framework/graph/chaos_plan.hpp"
 #include "framework/graph/worker_params.hpp"
 #include "framework/metrics/emit_plan.hpp"
@@ -70,6 +72,9 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     }
     spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
                   pool_->data_room(), spec.cache, pool_->handler());
+    // `memory:` at setup only: pages are bound (and moved) before a tile runs.
+    memory_ = plan_memory(app_, plan_);
+    if (memory_.bind) note_bound(bind_mempool(pool_->get(), memory_.pool));
 
     unsigned source_port = 0;
     std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
@@ -77,12 +82,18 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         for (size_t i : g.nodes[n].stages) {
             const NodeConfig& nc = app_.pipeline[i];
+            // Stage state: what create() and open() allocate on fresh pages follows the node's setting.
+            std::optional<ThreadMemoryScope> state_memory;
+            if (memory_.bind) state_memory.emplace(memory_.node[n]);
+            if (state_memory && !state_memory->error().empty())
+                spdlog::warn("memory: {}'s state is not placed ({}): {}", nc.name, describe(memory_.node[n]), state_memory->error());
             instances_.push_back(Instance{&nc, n, nc.stage->create(worker_params(app_, nc, g.nodes[n]))});
             Stage& st = *instances_.back().stage;
             StageEnv env;
             env.pool = pool_.get();
             env.outputs = outputs_.get();
             env.node_name = nc.name;
+            env.socket = eal_socket_of(memory_.node[n]);
             if (st.kind() == StageKind::Source) {
                 auto [it, fresh] = port_of_source.try_emplace(&nc, static_cast<uint8_t>(source_port));
                 if (fresh && ++source_port > PacketDesc::kPortMax + 1u)
@@ -101,6 +112,12 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         ChannelSpec cs;
         cs.transport = edge.transport;
         cs.capacity = edge.capacity;
+        // A channel's buffers belong to its receiver (the node polling them).
+        const MemoryPlace& to_place = memory_.node[edge.to];
+        cs.socket = eal_socket_of(to_place);
+        std::optional<detail::NodeMemoryPlacement> placement;
+        std::optional<ThreadMemoryScope> heap_memory;
+        if (memory_.bind) placement.emplace(to_place), heap_memory.emplace(to_place);
         Link link;
         Doorbell* bells[2] = {nullptr, nullptr};
         const size_t from = plan_.threads.thread_of_node[edge.from], to = plan_.threads.thread_of_node[edge.to];
@@ -118,6 +135,12 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         } catch (const std::invalid_argument& ex) {
             throw LocatedError(g.nodes[edge.to].where, ex.what());
         }
+        if (placement) {
+            std::vector<BoundArea> areas;
+            for (const auto& a : placement->areas())
+                areas.push_back({"channel " + g.nodes[edge.from].name + " -> " + g.nodes[edge.to].name, a.addr, a.bytes, to_place, a.error});
+            note_bound(std::move(areas));
+        }
         links_.push_back(std::move(link));
     }
     map_slots_.resize(app_.patterns.size());
@@ -129,6 +152,14 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     }
     // Every stage opened and every channel exists: the outputs take their names now.
     outputs_->commit();
+}
+
+void AppRunner::note_bound(std::vector<BoundArea> areas) {
+    for (BoundArea& a : areas) {
+        if (a.error.empty()) spdlog::debug("memory: {} ({} bytes at {}) {}", a.what, a.bytes, a.addr, describe(a.place));
+        else spdlog::warn("memory: {} is not placed ({}): {}", a.what, describe(a.place), a.error);
+        bound_.push_back(std::move(a));
+    }
 }
 
 std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) {

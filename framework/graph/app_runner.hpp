@@ -20,6 +20,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/memory_plan.hpp"
 #include "framework/graph/pool_sizing.hpp"
 #include "framework/metrics/live_view.hpp"
 #include "framework/metrics/progress_line.hpp"
@@ -56,6 +57,10 @@ public:
     RunReport run(const RunOptions& opts = {});
 
     size_t threads() const { return scheduler_->threads(); }
+    const MbufPool& pool() const { return *pool_; }
+    // Where the `memory:` setting put the pool, channels and stage state, and each area bound.
+    const MemoryPlan& memory_plan() const { return memory_; }
+    const std::vector<BoundArea>& bound_memory() const { return bound_; }
 
     // What the run has done so far; callable from any thread while this runner exists, before,
     // during and after run() (app_runner_live.cpp; see live_view.hpp for what it reads how).
@@ -87,6 +92,9 @@ private:
     std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
     AppConfig app_;
     AppPlan plan_;
+    MemoryPlan memory_;
+    std::vector<BoundArea> bound_;
+    void note_bound(std::vector<BoundArea> areas);
     // The files stages write, under temporary names until the constructor has started
     // everything; declared first among what stages use, so a failed start removes them last.
     std::unique_ptr<PendingOutputs> outputs_ = std::make_unique<PendingOutputs>();

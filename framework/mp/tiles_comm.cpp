@@ -8,13 +8,20 @@ namespace tp::mp::detail {
 
 namespace {
 // Network tags (bound to queue 0 of every rank's tile).
-constexpr noc::Tag kEnvelope = 0x6d01;  // w0: tag | ctx << 32 | rts << 40; w1: bytes | send slot << 32; eager data
+// w0: tag | ctx << 32 | rts << 40 | direct << 41; w1: bytes | send slot << 32; then eager data,
+// or for a direct offer w2: the handoff's address, w3: the buffer's, w4: the generation
+constexpr noc::Tag kEnvelope = 0x6d01;
 constexpr noc::Tag kGrant = 0x6d02;     // w0: send slot | recv slot << 32; w1: bytes granted so far
 constexpr noc::Tag kData = 0x6d03;      // w0: recv slot | offset << 32; data
 constexpr noc::Tag kCredit = 0x6d04;    // w0: segments handed back
 constexpr noc::Tag kMore = 0x6d05;      // w0: send slot | offset << 32; a streamed eager message's data
 constexpr size_t kStreamSegments = 15;  // a streamed eager message: its envelope and up to 15 segments
 constexpr size_t kWord = sizeof(uint64_t);
+// A blocking send longer than its envelope holds is offered for a direct copy: one copy
+// instead of two through queue slots, for the handoff back (measured faster from 2 KiB on).
+constexpr size_t kDirectBytes = TilesComm::kEagerBytes;
+// Handoff phases (TilesShared::Handoff): offered, being copied, copied, withdrawn.
+constexpr uint64_t kOffered = 0, kCopying = 1, kCopied = 2, kWithdrawn = 3;
 constexpr uint32_t words_for(size_t bytes) { return static_cast<uint32_t>((bytes + kWord - 1) / kWord); }
 
 std::string who(int r) { return "rank " + std::to_string(r); }
@@ -39,8 +46,14 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
           return c;
       }()),
       flags(std::make_unique<Flag[]>(tile_of_rank.size())),
-      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())) {
+      bells(std::make_unique<Doorbell[]>(tile_of_rank.size())),
+      handoffs(std::make_unique<std::deque<Handoff>[]>(tile_of_rank.size())),
+      refused(std::make_unique<Refused[]>(tile_of_rank.size())) {
     const int n = static_cast<int>(tile_of_rank.size());
+    // Light bells: a push rings without a fence; a rank about to park pays instead (see Doorbell).
+    light_bells = true;
+    for (int r = 0; r < n; ++r) light_bells &= bells[r].make_light();
+    for (int r = 0; r < n; ++r) refused[r].bits = std::make_unique<std::atomic<uint64_t>[]>((n + 63) / 64);
     for (noc::TileId r = 0; r < static_cast<noc::TileId>(n); ++r)
         for (noc::Tag tag : {kEnvelope, kGrant, kData, kCredit, kMore}) net.bind_tag(r, tag, 0);
     auto hops = [&](int a, int b) { return topology.hops(tile_of_rank[a], tile_of_rank[b]); };
@@ -51,8 +64,9 @@ TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> til
 TilesComm::TilesComm(TilesShared& shared, int rank)
     : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
+      eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)),
       credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0),
-      eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)) {}
+      handoffs_(shared.handoffs[rank]) {}
 
 size_t TilesComm::live_requests() const {
     size_t n = 0;
@@ -63,7 +77,8 @@ size_t TilesComm::live_requests() const {
 
 // ---- posting and completing -------------------------------------------------------------
 
-int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call) {
+int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call,
+                         bool direct) {
     int slot;
     if (!free_sends_.empty()) {
         slot = free_sends_.back();
@@ -71,6 +86,7 @@ int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint3
     } else {
         slot = static_cast<int>(sends_.size());
         sends_.emplace_back();
+        handoffs_.emplace_back();
     }
     SendOp& s = sends_[slot];
     s = SendOp{};
@@ -80,8 +96,14 @@ int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint3
     s.tag = tag;
     s.buf = static_cast<const std::byte*>(buf);
     s.bytes = bytes;
-    s.rts = bytes > std::max(kEagerBytes, eager_max_);
+    s.direct = direct && bytes > kDirectBytes;
+    s.rts = s.direct || bytes > std::max(kEagerBytes, eager_max_);
     s.streamed = !s.rts && bytes > kEagerBytes;
+    if (s.direct) {
+        s.gen = ++next_gen_;
+        // relaxed: the envelope's push (a release) publishes it with the buffer's contents.
+        handoffs_[slot].state.store(s.gen << 2 | kOffered, std::memory_order_relaxed);
+    }
     s.call = call;
     outbox_.push_back(slot);
     push_sends();
@@ -117,7 +139,7 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
         if (it->ctx != ctx || (source != any_source && it->src != source) || !tag_fits(tag, it->tag)) continue;
         Unexpected u = std::move(*it);
         unexpected_.erase(it);
-        match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data(), u.arrived);
+        match(slot, u.src, u.tag, u.total, u.rts, u.msgid, u.data.data(), u.arrived, u.offer);
         // The rest of a streamed message now goes to the receive, if it fits (match() refused
         // one that does not; nothing may then be copied past the receive's buffer).
         if (!u.rts && u.arrived < u.total && u.total <= recvs_[slot].cap)
@@ -141,7 +163,23 @@ void TilesComm::block(Done&& done, const char* call) {
         },
         [&](auto& attempt) {
             check_peers(call);
-            return park_on(bell_, policy, attempt);
+            // As park_on, plus: a refused push marks this rank in the receiver's set before the
+            // announcement (the refusal happened in an earlier attempt), so the receiver's pop
+            // and this re-check are ordered by the bell's barrier (see wake_refused). A refusal
+            // in the re-check that had to set its bit anew (the receiver took it meanwhile) is
+            // not covered by that barrier: go round again instead of sleeping.
+            rearmed_ = false;
+            bell_->prepare_park();
+            if (attempt()) {
+                bell_->cancel_park();
+                return true;
+            }
+            if (rearmed_) {
+                bell_->cancel_park();
+                return false;
+            }
+            bell_->park(policy.park_timeout);
+            return false;
         });
 }
 
@@ -168,6 +206,7 @@ bool TilesComm::progress() {
         handle(h);
         any = true;
     }
+    if (any) wake_refused();
     if (!outbox_.empty()) any |= push_sends();
     any |= push_control();
     return any;
@@ -215,17 +254,20 @@ void TilesComm::on_envelope(int src, const uint64_t* w) {
     const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
     const auto* eager = reinterpret_cast<const std::byte*>(w + 2);
     const size_t avail = rts ? 0 : std::min(total, kEagerBytes);
+    Offer offer;
+    if (((w[0] >> 41) & 1) != 0)
+        offer = Offer{reinterpret_cast<std::atomic<uint64_t>*>(w[2]), reinterpret_cast<const std::byte*>(w[3]), w[4]};
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         RecvOp& r = recvs_[*it];
         if (r.ctx != ctx || (r.source != any_source && r.source != src) || !tag_fits(r.tag, tag)) continue;
         const int slot = *it;
         posted_.erase(it);
         r.posted = false;
-        match(slot, src, tag, total, rts, msgid, eager, avail);
+        match(slot, src, tag, total, rts, msgid, eager, avail, offer);
         if (avail < total && !rts && r.total <= r.cap) streams_.push_back(Stream{src, msgid, slot, 0});
         return;
     }
-    Unexpected u{src, ctx, tag, total, rts, msgid, {}, avail, next_uid_++};
+    Unexpected u{src, ctx, tag, total, rts, msgid, offer, {}, avail, next_uid_++};
     if (!rts) {
         u.data.resize(total);
         std::memcpy(u.data.data(), eager, avail);
@@ -260,7 +302,7 @@ void TilesComm::on_more(int src, const uint64_t* w, uint32_t words) {
 }
 
 void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager,
-                      size_t avail) {
+                      size_t avail, const Offer& offer) {
     RecvOp& r = recvs_[slot];
     r.matched = true;
     r.msrc = src;
@@ -281,8 +323,46 @@ void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, u
         if (total == 0) r.done = r.replace_send < 0 || sends_[r.replace_send].done;
         return;
     }
+    if (offer.state != nullptr && r.replace_send < 0) return copy_offered(r, offer);
     active_.push_back(slot);
     regrant(r);
+}
+
+// A direct offer matched by a plain receive: copy from the sender's buffer, then hand it
+// back. Orders: the buffer's contents were published by the envelope (the sender's release
+// of the queue slot, this rank's acquire in the pop). The CAS claims the offer against a
+// withdrawal (acquire: nothing of the copy starts before it). The release of kCopied puts
+// every read of the copy before the sender's acquire that sees it, after which the sender
+// may reuse the buffer; then the sender's bell, rung light as after a push (see push()).
+void TilesComm::copy_offered(RecvOp& r, const Offer& offer) {
+    uint64_t expect = offer.gen << 2 | kOffered;
+    // Withdrawn: the sender's call failed and its rank is ending. The receive stays matched
+    // with nothing received, so check_peers names the sender once it has finished (after
+    // its own error, which is the cause, was recorded).
+    if (!offer.state->compare_exchange_strong(expect, offer.gen << 2 | kCopying, std::memory_order_acquire,
+                                              std::memory_order_relaxed))
+        return;
+    if (r.total != 0) std::memcpy(r.buf, offer.buf, r.total);
+    offer.state->store(offer.gen << 2 | kCopied, std::memory_order_release);
+    shared_.bells[r.msrc].ring_light();
+    r.received = r.flushed = r.total;
+    r.done = true;
+}
+
+// A blocking call that offered direct copies is throwing: its buffers are about to go. Take
+// back every offer not yet claimed (acq_rel: a receiver's CAS then fails), and wait out a
+// copy in progress (acquire: its reads are done when kCopied is seen).
+void TilesComm::withdraw_offers() {
+    for (size_t slot = 0; slot < sends_.size(); ++slot) {
+        const SendOp& s = sends_[slot];
+        if (!s.live || s.done || !s.direct) continue;
+        std::atomic<uint64_t>& st = handoffs_[slot].state;
+        uint64_t expect = s.gen << 2 | kOffered;
+        if (st.compare_exchange_strong(expect, s.gen << 2 | kWithdrawn, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+            continue;
+        while (st.load(std::memory_order_acquire) == (s.gen << 2 | kCopying)) yield_cpu();
+    }
 }
 
 void TilesComm::deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n) {
@@ -302,6 +382,7 @@ void TilesComm::deliver(RecvOp& r, size_t offset, const std::byte* data, size_t 
         done += k;
     }
     r.received += n;
+    replace_peak_ = std::max(replace_peak_, r.received - r.flushed);
     flush_replace(r);
 }
 
@@ -333,9 +414,53 @@ void TilesComm::regrant(RecvOp& r) {
 }
 
 bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
-    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) return false;
-    shared_.bells[dest].ring();  // after the publish: a receiver parked on it re-checks (see Doorbell)
+    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) {
+        note_refused(dest);
+        return false;
+    }
+    // After the publish: a receiver parked on it re-checks. ring_light: no fence per message;
+    // a light bell's sleeper runs the barrier when it announces itself (see Doorbell).
+    shared_.bells[dest].ring_light();
     return true;
+}
+
+// The queue of `dest` is full: ask it to ring this rank once it has popped. seq_cst: the bit
+// is set before `any` (the receiver reads `any` first), and its old value says whether the
+// receiver took the bit since this rank last set it (then block() must not sleep on it).
+void TilesComm::note_refused(int dest) {
+    TilesShared::Refused& r = shared_.refused[dest];
+    const uint64_t bit = uint64_t{1} << (rank_ % 64);
+    if ((r.bits[rank_ / 64].fetch_or(bit, std::memory_order_seq_cst) & bit) == 0) rearmed_ = true;
+    r.any.store(1, std::memory_order_seq_cst);
+}
+
+// After popping: ring the senders this rank's queue refused. The Dekker pattern of Doorbell
+// with the roles of ring_light: this rank published room (the release of head in the pop)
+// and then reads the announcements; a refused sender announced itself (its bit, then its
+// bell's parked flag) before its bell's barrier and re-tries the push after it. With light
+// bells that barrier is a membarrier, which orders this rank's store before its load as a
+// fence would (so here only the compiler's order is kept); without, both sides fence. So
+// either this rank sees the bit and rings, or the sender's re-try sees the room.
+void TilesComm::wake_refused() {
+    if (shared_.light_bells) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    TilesShared::Refused& r = shared_.refused[rank_];
+    // relaxed: ordered by the fence or the sender's barrier, as above.
+    if (r.any.load(std::memory_order_relaxed) == 0) return;
+    // acq_rel: clear the summary before the bits, so a sender setting both after this still
+    // leaves `any` set for the next look.
+    r.any.exchange(0, std::memory_order_acq_rel);
+    const int words = (size() + 63) / 64;
+    for (int i = 0; i < words; ++i) {
+        // relaxed pre-check: most words are clear; seq_cst exchange: takes the bits for good.
+        if (r.bits[i].load(std::memory_order_relaxed) == 0) continue;
+        uint64_t b = r.bits[i].exchange(0, std::memory_order_seq_cst);
+        while (b != 0) {
+            const int p = i * 64 + __builtin_ctzll(b);
+            b &= b - 1;
+            shared_.bells[p].ring_light();
+        }
+    }
 }
 
 bool TilesComm::push_sends() {
@@ -353,9 +478,15 @@ bool TilesComm::push_sends() {
                 ++i;
                 continue;
             }
-            w[0] = uint64_t{s.tag} | (uint64_t(s.ctx) << 32) | (uint64_t{s.rts} << 40);
+            w[0] = uint64_t{s.tag} | (uint64_t(s.ctx) << 32) | (uint64_t{s.rts} << 40) | (uint64_t{s.direct} << 41);
             w[1] = uint64_t(s.bytes) | (uint64_t(slot) << 32);
             uint32_t n = 2;
+            if (s.direct) {
+                w[2] = reinterpret_cast<uintptr_t>(&handoffs_[slot].state);
+                w[3] = reinterpret_cast<uintptr_t>(s.buf);
+                w[4] = s.gen;
+                n = 5;
+            }
             if (!s.rts) {
                 const size_t first = std::min(s.bytes, kEagerBytes);
                 if (first != 0) std::memcpy(w + 2, s.buf, first);
@@ -373,6 +504,12 @@ bool TilesComm::push_sends() {
                 s.pushed = std::min(s.bytes, kEagerBytes);
                 s.granted = s.bytes;  // a streamed message's rest goes unasked
             }
+        }
+        // acquire: pairs with the copier's release of kCopied (see copy_offered).
+        if (s.direct && s.envelope_out && s.granted == 0 &&
+            handoffs_[slot].state.load(std::memory_order_acquire) == (s.gen << 2 | kCopied)) {
+            s.pushed = s.bytes;
+            any = true;
         }
         while ((s.rts || s.streamed) && s.pushed < s.granted && credits_[s.dest] != 0) {
             const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
@@ -461,7 +598,8 @@ void TilesComm::check_peers(const char* call) {
 // ---- point to point ---------------------------------------------------------------------
 
 void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
-    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "send");
+    const OfferGuard guard{*this};
+    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "send", true);
     block([&] { return sends_[s].done; }, "send");
     finish_send(s);
 }
@@ -496,8 +634,10 @@ RawStatus TilesComm::wait_raw(Request& req) {
 
 RawStatus TilesComm::sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
                                     int source, int rtag) {
+    const OfferGuard guard{*this};
     const int r = source == proc_null ? -1 : post_recv(rbuf, rcap, source, 0, rtag, "sendrecv");
-    const int s = dest == proc_null ? -1 : post_send(sbuf, sbytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv");
+    const int s =
+        dest == proc_null ? -1 : post_send(sbuf, sbytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv", true);
     block([&] { return (s < 0 || sends_[s].done) && (r < 0 || recvs_[r].done); }, "sendrecv");
     if (s >= 0) finish_send(s);
     return r < 0 ? RawStatus{} : finish_recv(r);
@@ -510,7 +650,8 @@ RawStatus TilesComm::replace_bytes(void* buf, size_t bytes, int dest, int stag, 
         block([&] { return recvs_[r].done; }, "sendrecv_replace");
         return finish_recv(r);
     }
-    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv_replace");
+    const OfferGuard guard{*this};
+    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv_replace", true);
     if (source == proc_null) {
         block([&] { return sends_[s].done; }, "sendrecv_replace");
         finish_send(s);
@@ -531,7 +672,8 @@ RawStatus TilesComm::replace_bytes(void* buf, size_t bytes, int dest, int stag, 
 // ---- collectives ------------------------------------------------------------------------
 
 void TilesComm::coll_send(const void* buf, size_t bytes, int dest, uint32_t tag, const char* call) {
-    const int s = post_send(buf, bytes, dest, 1, tag, call);
+    const OfferGuard guard{*this};
+    const int s = post_send(buf, bytes, dest, 1, tag, call, true);
     block([&] { return sends_[s].done; }, call);
     finish_send(s);
 }
@@ -561,7 +703,8 @@ void TilesComm::tree_bcast(void* buf, size_t bytes, int root, Kind k, const char
     if (rank_ != root) coll_recv(buf, bytes, t.parent[rank_], tag, call);
     const auto& kids = t.children[rank_];
     int slots[8];
-    for (size_t i = 0; i < kids.size(); ++i) slots[i] = post_send(buf, bytes, kids[i], 1, tag, call);
+    const OfferGuard guard{*this};
+    for (size_t i = 0; i < kids.size(); ++i) slots[i] = post_send(buf, bytes, kids[i], 1, tag, call, true);
     block(
         [&] {
             for (size_t i = 0; i < kids.size(); ++i)

@@ -8,7 +8,14 @@
 // a longer one sends an envelope announcing
 // it (ready-to-send), and once a receive matches it the receiver grants bytes (all of them,
 // or for sendrecv_replace no more than its bounded buffer can stage) and the sender streams
-// them in segments of kTilesSegmentBytes. Envelopes are matched in arrival order, which per
+// them in segments of kTilesSegmentBytes. A blocking send's long message is offered for a
+// direct copy instead (rendezvous): its envelope carries the buffer's address and a
+// handoff word of the sender (TilesShared::Handoff); a plain receive that matches it copies
+// the bytes straight from the sender's buffer into its own (one copy, none through the
+// queue) and then marks the handoff copied, which completes the send; a sendrecv_replace
+// receive grants segments as above (its buffer is still being sent from). Only blocking
+// sends offer it: their buffer stays put until the send returns, and a send that fails
+// while offered withdraws the offer (waiting out a copy in progress) before it unwinds. Envelopes are matched in arrival order, which per
 // sender is send order, so pair order holds; unmatched envelopes wait in an unexpected list
 // (eager data copied, long data left at the sender).
 //
@@ -17,7 +24,10 @@
 // it needs to progress can be stuck behind). Control messages (grants, credits) need no
 // credit; a push the queue refuses is retried. A blocked rank drives progress between
 // attempts and parks on its doorbell, which every push into its queue rings (and a rank
-// that finishes, so that peers waiting on it notice).
+// that finishes, so that peers waiting on it notice). A sender whose push a full queue
+// refused (many senders into one queue outgrow its room) marks itself in the receiver's
+// `refused` set, and the receiver rings it once it has popped (see TilesComm::wake_refused
+// for the ordering), so the sender never sleeps out the park timeout on a queue with room.
 // Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
 #pragma once
 
@@ -25,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -50,6 +61,22 @@ struct TilesShared {
     };
     std::unique_ptr<Flag[]> flags;  // per rank: its function returned or threw
     std::unique_ptr<Doorbell[]> bells;  // per rank: rung by every push into its queue
+    // A direct (rendezvous) send's state, read and written by its sender and the receiver
+    // that copies it: generation << 2 | phase. The generation tells a reused slot from the
+    // offer an old envelope names. Per rank, indexed by send slot, grown by its rank only
+    // (a deque: growing moves no element, so peers may hold addresses); here rather than in
+    // TilesComm so that an envelope outliving its sender's rank never names freed memory.
+    struct alignas(64) Handoff {
+        std::atomic<uint64_t> state{0};
+    };
+    std::unique_ptr<std::deque<Handoff>[]> handoffs;
+    bool light_bells = false;           // bells made light (Doorbell::make_light)
+    // Per rank: the senders its full queue refused (one bit each) and whether any is set.
+    struct alignas(64) Refused {
+        std::atomic<uint32_t> any{0};
+        std::unique_ptr<std::atomic<uint64_t>[]> bits;
+    };
+    std::unique_ptr<Refused[]> refused;
 };
 
 class TilesComm final : public Comm {
@@ -63,6 +90,9 @@ public:
     void barrier() override;
     // Operations started and never waited (checked when the rank's function returns).
     size_t live_requests() const;
+    // The most bytes a sendrecv_replace ever held staged at once on this rank (its ring holds
+    // options.replace_buffer; tests check the bound).
+    size_t replace_peak_bytes() const { return replace_peak_; }
 
 protected:
     void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;
@@ -80,6 +110,8 @@ protected:
 private:
     struct SendOp {
         bool live = false, done = false;
+        bool direct = false;        // offered for a direct copy (see the top)
+        uint64_t gen = 0;           // its handoff generation
         int dest = 0, ctx = 0;
         uint32_t tag = 0;
         const std::byte* buf = nullptr;
@@ -108,12 +140,19 @@ private:
         std::vector<std::byte> staging;  // sendrecv_replace: a ring of replace_buffer bytes
         const char* call = "";
     };
+    // A direct send's offer, from its envelope (state == nullptr: none).
+    struct Offer {
+        std::atomic<uint64_t>* state = nullptr;
+        const std::byte* buf = nullptr;
+        uint64_t gen = 0;
+    };
     struct Unexpected {
         int src = 0, ctx = 0;
         uint32_t tag = 0;
         size_t total = 0;
         bool rts = false;
         uint32_t msgid = 0;
+        Offer offer;
         std::vector<std::byte> data;  // eager payload (total bytes; `arrived` of them so far)
         size_t arrived = 0;
         uint64_t uid = 0;
@@ -126,7 +165,7 @@ private:
         uint64_t uid = 0;  // the unexpected entry it fills
     };
 
-    int post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call);
+    int post_send(const void* buf, size_t bytes, int dest, int ctx, uint32_t tag, const char* call, bool direct = false);
     int post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag, const char* call, int replace_send = -1);
     RawStatus finish_recv(int slot);
     void finish_send(int slot);
@@ -136,7 +175,17 @@ private:
     void handle(const noc::MessageHeader& h);
     void on_envelope(int src, const uint64_t* w);
     void match(int slot, int src, uint32_t tag, size_t total, bool rts, uint32_t msgid, const std::byte* eager,
-               size_t avail);
+               size_t avail, const Offer& offer);
+    void copy_offered(RecvOp& r, const Offer& offer);
+    void withdraw_offers();
+    // Withdraws this rank's direct offers when the blocking call that made them throws.
+    struct OfferGuard {
+        TilesComm& comm;
+        const int uncaught = std::uncaught_exceptions();
+        ~OfferGuard() {
+            if (std::uncaught_exceptions() > uncaught) comm.withdraw_offers();
+        }
+    };
     void on_more(int src, const uint64_t* w, uint32_t words);
     void deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n);
     void flush_replace(RecvOp& r);
@@ -144,6 +193,8 @@ private:
     bool push_sends();
     bool push_control();
     bool push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n);
+    void note_refused(int dest);
+    void wake_refused();
     void check_peers(const char* call);
     bool finished(int r) const { return shared_.flags[r].finished.load(std::memory_order_acquire); }
     static bool tag_fits(int64_t want, uint32_t got) { return want == any_tag || uint32_t(want) == got; }
@@ -176,7 +227,11 @@ private:
     std::vector<uint32_t> credits_;  // per destination: segments it can still take
     std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
     uint32_t next_msgid_ = 0;
+    uint64_t next_gen_ = 0;
+    std::deque<TilesShared::Handoff>& handoffs_;  // this rank's, by send slot
     uint32_t coll_seq_ = 0;
+    bool rearmed_ = false;     // a refused push set its bit anew since the last park announcement
+    size_t replace_peak_ = 0;  // see replace_peak_bytes()
     uint64_t scratch_[noc::kMaxPayload];
 };
 

@@ -28,6 +28,11 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
     out_at_.assign(s_.outputs.size(), 0);
     if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
     if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
+    for (auto* in : s_.inputs) {
+        const bool seen = std::any_of(polled_.begin(), polled_.end(),
+                                      [in](const auto* p) { return p->receive_side() == in->receive_side(); });
+        if (!seen) polled_.push_back(in);
+    }
     if (s_.latency.on()) {
         if (is_source_) entry_stamp_.emplace(s_.latency.every);
         if (ends_in_sink_) sink_latency_ = std::make_unique<SinkLatency>();
@@ -122,10 +127,10 @@ bool NodeTask::take(Burst& b) {
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
         if (b.n != 0) return true;
     }
-    const size_t k = s_.inputs.size();
+    const size_t k = polled_.size();
     for (size_t i = 0; i < k; ++i) {
         const size_t at = (next_input_ + i) % k;
-        const uint32_t n = s_.inputs[at]->try_recv_burst(b.d, kBurstMax);
+        const uint32_t n = polled_[at]->try_recv_burst(b.d, kBurstMax);
         if (n == 0) continue;
         next_input_ = (at + 1) % k;
         b.n = static_cast<uint16_t>(n);
@@ -226,7 +231,7 @@ bool NodeTask::poll_failed() {
     // Upstream still sends until the stop request reaches its sources: free and count it all.
     const auto drain = [this] {
         bool got = false;
-        for (auto* in : s_.inputs) {
+        for (auto* in : polled_) {
             hand_.n = static_cast<uint16_t>(in->try_recv_burst(hand_.d, kBurstMax));
             got |= hand_.n != 0;
             for (const PacketDesc& d : hand_) drop_after_failure(d);

@@ -89,6 +89,11 @@ private:
     bool is_source_ = false;
     bool ends_in_sink_ = false;
     size_t next_input_ = 0;
+    // The inputs a receive polls: one per receive side (Channel::receive_side), so links that
+    // share one queue (a collector's asymmetric interface on the messaging network, a shared
+    // locked queue) cost one poll, not one per sender: the receive cost stays flat in the
+    // number of senders. End of stream is still read from every input.
+    std::vector<Channel<PacketDesc>*> polled_;
     size_t next_output_ = 0;      // round_robin / on_demand position
     struct Staged {  // per output: descriptors it has not accepted yet
         uint16_t n = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -345,6 +346,64 @@ TEST(Cli, TopoShowsEveryTileAndChannelHop) {
     const CommandResult bad = tilepipe("topo conf/farm.yaml --topology cray1");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("unknown topology 'cray1'"), std::string::npos) << bad.err;
+}
+
+// README's table of `topo --json` fields: every top-level field it lists is emitted and every
+// emitted one is listed; every field of a node, a channel and a pool is named in its row.
+TEST(Cli, TopoJsonCarriesEveryFieldReadmeDocumentsAndNoOther) {
+    const std::string readme = read_file(source_root() + "/README.md");
+    const size_t begin = readme.find("`tilepipe topo CONF --json OUT` writes the plan");
+    ASSERT_NE(begin, std::string::npos);
+    const size_t end = readme.find("\n\n", readme.find("| field | meaning |", begin));
+    std::istringstream table(readme.substr(begin, end - begin));
+    std::map<std::string, std::string> rows;  // field -> its row
+    for (std::string line; std::getline(table, line);) {
+        if (line.rfind("| `", 0) != 0) continue;
+        const std::string first = line.substr(0, line.find(" |", 2));
+        const std::regex name("`([a-z_]+)`");
+        for (auto it = std::sregex_iterator(first.begin(), first.end(), name); it != std::sregex_iterator(); ++it)
+            rows[(*it)[1]] = line;
+    }
+    ASSERT_GE(rows.size(), 12u);
+    const std::string json = tmp_path("topo-fields.json");
+    const CommandResult r = tilepipe("topo conf/compose.yaml --set memory=interleave --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    for (const auto& [field, row] : rows) EXPECT_TRUE(j.contains(field)) << "README lists `" << field << "`, topo --json has none";
+    for (const auto& [k, v] : j.items()) {
+        ASSERT_TRUE(rows.count(k) == 1) << "topo --json writes `" << k << "`, README's table does not list it";
+        if (!v.is_array() || k == "networks") continue;
+        for (const auto& o : v)
+            if (o.is_object())
+                for (const auto& [sub, _] : o.items())
+                    EXPECT_NE(rows[k].find("`" + sub + "`"), std::string::npos) << k << " objects carry `" << sub << "`, README's row does not name it";
+    }
+}
+
+// `tilepipe topo` shows each node's NUMA node and placement, and the pool's.
+TEST(Cli, TopoShowsTheMemoryPlacementOfNodesAndThePool) {
+    const std::string json = tmp_path("topo-memory.json");
+    const CommandResult r = tilepipe("topo conf/farm.yaml --set memory=interleave --set parse.memory=local --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("memory: interleave app-wide"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pool packets: interleave on "), std::string::npos) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  parse +[0-9]+ +[0-9]+  local on [0-9]+\n"))) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    EXPECT_EQ(j["memory"], "interleave");
+    EXPECT_EQ(j["pools"][0]["memory"], "interleave");
+    EXPECT_EQ(j["pools"][0]["follows"], "synth");
+    for (const auto& n : j["nodes"]) {
+        EXPECT_GE(n["numa"].get<int>(), 0);
+        EXPECT_EQ(n["memory"], n["name"] == "parse" ? "local" : "interleave") << n;
+        if (n["name"] == "parse") EXPECT_EQ(n["memory_nodes"], nlohmann::json::array({n["numa"]}));
+        else EXPECT_EQ(n["memory_nodes"], j["numa_nodes"]);
+    }
+    const CommandResult bad = tilepipe("validate conf/farm.yaml --set memory=near");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--set memory=near: unknown memory placement 'near' (known: local, interleave, first_touch)"), std::string::npos)
+        << bad.err;
 }
 
 TEST(Cli, MapvecConfigRunsTheMapBenchmarkWithCheckedResults) {

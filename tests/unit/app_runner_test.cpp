@@ -665,6 +665,62 @@ TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPac
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 
+// Channels into one receiver that share one queue (Channel::receive_side), as a collector's
+// links on the messaging network do: a receive pops the queue whichever link it goes through.
+class SharedQueueView final : public Channel<PacketDesc> {
+public:
+    SharedQueueView(std::vector<PacketDesc>& queue, int& polls) : q_(queue), polls_(polls) {}
+    bool try_send(const PacketDesc& d) override { q_.push_back(d); return true; }
+    bool try_recv(PacketDesc& d) override { return try_recv_burst(&d, 1) == 1; }
+    uint32_t try_send_burst(const PacketDesc* d, uint32_t n) override {
+        q_.insert(q_.end(), d, d + n);
+        return n;
+    }
+    uint32_t try_recv_burst(PacketDesc* d, uint32_t n) override {
+        ++polls_;
+        const uint32_t k = std::min<uint32_t>(n, static_cast<uint32_t>(q_.size()));
+        std::copy(q_.begin(), q_.begin() + k, d);
+        q_.erase(q_.begin(), q_.begin() + k);
+        return k;
+    }
+    uint32_t capacity() const override { return 1024; }
+    const char* transport() const override { return "shared_view"; }
+    const void* receive_side() const override { return &q_; }
+
+private:
+    std::vector<PacketDesc>& q_;
+    int& polls_;
+};
+
+TEST(NodeTaskInputs, LinksSharingOneQueueArePolledOnceNotOncePerSender) {
+    // Fig. 12 of the TILEPro64 study: the asymmetric interface's receive cost does not grow
+    // with the senders. An idle collector of 8 workers whose links share one queue looks at it
+    // once per poll; one with 8 private links looks 8 times.
+    std::vector<PacketDesc> queue;
+    int polls = 0;
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> links;
+    NodeTaskSpec spec;
+    for (int w = 0; w < 8; ++w) {
+        links.push_back(std::make_unique<SharedQueueView>(queue, polls));
+        spec.inputs.push_back(links.back().get());
+    }
+    NodeTask collector(std::move(spec));
+    EXPECT_FALSE(collector.poll());
+    EXPECT_EQ(polls, 1);
+
+    std::vector<std::vector<PacketDesc>> queues(8);
+    int private_polls = 0;
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> private_links;
+    NodeTaskSpec scan;
+    for (auto& q : queues) {
+        private_links.push_back(std::make_unique<SharedQueueView>(q, private_polls));
+        scan.inputs.push_back(private_links.back().get());
+    }
+    NodeTask scanning(std::move(scan));
+    EXPECT_FALSE(scanning.poll());
+    EXPECT_EQ(private_polls, 8);
+}
+
 TEST(AppRunnerAccounting, APacketFreedWithoutACountedDropIsUnaccounted) {
     const RunReport r = run_yaml("pipeline:\n  - stage: synth\n    count: 1000\n  - { stage: vanish, every: 10 }\n  - drop\n");
     EXPECT_EQ(r.unaccounted, 100);

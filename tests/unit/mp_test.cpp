@@ -12,6 +12,7 @@
 
 #include "framework/mp/comm.hpp"
 #include "framework/mp/mesh_tree.hpp"
+#include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
 #include "framework/topology/topology.hpp"
 
@@ -142,6 +143,108 @@ TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
             }
         }
     });
+}
+
+// Twelve ranks stream into rank 0 at once (isend: streamed through the queue, not offered
+// for a direct copy): their credits outgrow the largest queue, so the queue refuses pushes,
+// and each refused sender must be woken when rank 0 frees room (a sender left asleep would
+// still finish, after its park timeout: the bench shows that).
+TEST(MpP2p, ManySendersIntoOneFullQueueAllArrive) {
+    static constexpr int kRanks = 13, kMessages = 60, kInts = 2000;  // 8000 B: a streamed message
+    TilesOptions o = ranks(kRanks);
+    o.wait.spin_rounds = 0;  // park at once: a sender nobody rings sleeps its park timeout
+    o.wait.yield_rounds = 0;
+    run_tiles(o, [](Comm& c) {
+        if (c.rank() != 0) {
+            for (int m = 0; m < kMessages; ++m) {
+                std::vector<int> v = pattern(kInts, c.rank() * 1000 + m);
+                v[0] = m;
+                Request q = c.isend(v.data(), kInts, 0, 7);
+                c.wait(q);
+            }
+            return;
+        }
+        std::vector<int> next(kRanks, 0);
+        std::vector<int> v(kInts);
+        for (int i = 0; i < (kRanks - 1) * kMessages; ++i) {
+            Status s = c.recv(v.data(), kInts, any_source, any_tag);
+            ASSERT_GE(s.source, 1);
+            ASSERT_EQ(s.count, kInts);
+            const int m = next[s.source]++;
+            ASSERT_EQ(v[0], m) << "from rank " << s.source;  // pair order
+            std::vector<int> want = pattern(kInts, s.source * 1000 + m);
+            want[0] = m;
+            ASSERT_EQ(v, want);
+        }
+        for (int r = 1; r < kRanks; ++r) EXPECT_EQ(next[r], kMessages) << "rank " << r;
+    });
+}
+
+// Blocking sends of long messages are copied by the receiver straight from the sender's
+// buffer: from several senders at once into any_source receives, into receives posted
+// after the offers arrived, into a sendrecv_replace (which takes them in segments instead), and each
+// send returns only once its buffer may be reused (the sender overwrites it at once).
+TEST(MpP2p, DirectCopiesFromSeveralSendersAnySourceAndReplace) {
+    const int n = 30000;
+    run_tiles(ranks(4), [&](Comm& c) {
+        if (c.rank() != 0) {
+            std::vector<int> v = pattern(n, c.rank());
+            c.send(v.data(), n, 0, 5);
+            std::fill(v.begin(), v.end(), -1);  // the send has returned: the buffer is ours
+            v = pattern(n, 10 + c.rank());
+            c.send(v.data(), n, 0, 6);
+            std::fill(v.begin(), v.end(), -1);
+            if (c.rank() == 1) {  // into rank 0's sendrecv_replace
+                v = pattern(n, 20);
+                std::vector<int> w(n);
+                c.sendrecv(v.data(), n, 0, 7, w.data(), n, 0, 7);
+                EXPECT_EQ(w, pattern(n, 21));
+            }
+            return;
+        }
+        std::vector<int> got(n);
+        std::vector<int> seen(4, 0);
+        for (int i = 0; i < 3; ++i) {  // posted before most offers arrive
+            Status s = c.recv(got.data(), n, any_source, 5);
+            ASSERT_EQ(s.count, n);
+            EXPECT_EQ(got, pattern(n, s.source));
+            ++seen[s.source];
+        }
+        for (int src = 3; src >= 1; --src) {  // the later senders' offers wait unexpected meanwhile
+            Status s = c.recv(got.data(), n, src, any_tag);
+            ASSERT_EQ(s.tag, 6);
+            EXPECT_EQ(got, pattern(n, 10 + src));
+            ++seen[src];
+        }
+        EXPECT_EQ(seen, (std::vector<int>{0, 2, 2, 2}));
+        std::vector<int> v = pattern(n, 21);
+        Status s = c.sendrecv_replace(v.data(), n, 1, 7, 1, 7);
+        EXPECT_EQ(s.count, n);
+        EXPECT_EQ(v, pattern(n, 20));
+    });
+}
+
+// A blocking send whose call fails while its message is offered for a direct copy takes
+// the offer back before its buffer goes: the receiver gets an error (or the whole message,
+// if it copied first), never bytes of a freed buffer.
+TEST(MpP2p, AFailedSendWithdrawsItsDirectOffer) {
+    for (int round = 0; round < 10; ++round) {  // the race goes either way: try a few times
+        const std::string e = error_of(ranks(2), [](Comm& c) {
+            const int n = 100000;
+            if (c.rank() == 0) {
+                std::vector<int> big = pattern(n, 3);
+                int small = 0;
+                c.sendrecv(big.data(), n, 1, 1, &small, 1, 1, 2);  // rank 1 sends 2 ints: truncated
+            } else {
+                std::vector<int> two = {1, 2};
+                c.send(two.data(), 2, 0, 2);
+                std::vector<int> in(n);
+                c.recv(in.data(), n, 0, 1);
+                EXPECT_EQ(in, pattern(n, 3));  // reached only when the copy came first
+            }
+        });
+        EXPECT_NE(e.find("rank 0: sendrecv: message truncated"), std::string::npos) << e;
+    }
 }
 
 TEST(MpP2p, NonblockingBothWaysAndReceivePostedLater) {
@@ -382,6 +485,34 @@ TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
             c.sendrecv_replace(w.data(), 3000, ring.shift(0, -1).dest, 4, ring.shift(0, -1).source, 4);
             EXPECT_EQ(w, pattern(3000, (c.rank() + 1) % 5));
         });
+    }
+}
+
+// The staging ring never holds more than the configured buffer, whatever the message size,
+// shift direction and (odd) rank count; and it is used (the peak is not zero).
+TEST(MpReplace, StagedBytesNeverExceedTheBuffer) {
+    for (int n : {3, 5, 7}) {
+        for (size_t buffer : {size_t{1008}, size_t{4096}}) {
+            SCOPED_TRACE(std::to_string(n) + " ranks, buffer " + std::to_string(buffer));
+            TilesOptions o = ranks(n);
+            o.replace_buffer = buffer;
+            const int ints = 40000;  // 160 KB per message: 40 to 160 times the buffer
+            std::vector<size_t> peak(n, 0);
+            run_tiles(o, [&](Comm& c) {
+                Cart ring = c.cart_create({n}, {true});
+                for (int dir : {1, -1}) {
+                    std::vector<int> v = pattern(ints, c.rank());
+                    const Cart::Shift s = ring.shift(0, dir);
+                    c.sendrecv_replace(v.data(), ints, s.dest, 3, s.source, 3);
+                    EXPECT_EQ(v, pattern(ints, s.source));
+                }
+                peak[c.rank()] = dynamic_cast<detail::TilesComm&>(c).replace_peak_bytes();
+            });
+            for (int r = 0; r < n; ++r) {
+                EXPECT_LE(peak[r], buffer) << "rank " << r;
+                EXPECT_GT(peak[r], 0u) << "rank " << r;
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 #include <rte_malloc.h>
 #include <rte_memory.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -10,23 +11,38 @@
 
 namespace tp::detail {
 
-NodeMemory::NodeMemory(std::size_t bytes, int socket)
-    : bytes_((bytes + kNoFalseSharing - 1) / kNoFalseSharing * kNoFalseSharing) {
-    bytes = bytes_;
+namespace {
+// The placement open on this thread (setup code only; never read on a hot path).
+thread_local NodeMemoryPlacement* t_placement = nullptr;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+NodeMemoryPlacement::NodeMemoryPlacement(const MemoryPlace& place) : place_(place) { t_placement = this; }
+
+NodeMemoryPlacement::~NodeMemoryPlacement() { t_placement = nullptr; }
+
+NodeMemory::NodeMemory(std::size_t bytes, int socket) {
+    NodeMemoryPlacement* const placement = t_placement;
+    // A bound block owns its pages: a policy covers whole pages.
+    align_ = placement != nullptr ? std::max(page_size(), kNoFalseSharing) : kNoFalseSharing;
+    bytes_ = round_up(bytes, align_);
     if (eal_started()) {
-        p_ = rte_zmalloc_socket("tp_channel", bytes, kNoFalseSharing, socket < 0 ? SOCKET_ID_ANY : socket);
-        if (p_ == nullptr && socket >= 0) p_ = rte_zmalloc_socket("tp_channel", bytes, kNoFalseSharing, SOCKET_ID_ANY);
+        p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), socket < 0 ? SOCKET_ID_ANY : socket);
+        if (p_ == nullptr && socket >= 0)
+            p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), SOCKET_ID_ANY);
         dpdk_ = p_ != nullptr;
     }
     if (p_ == nullptr) {
-        p_ = ::operator new(bytes, std::align_val_t{kNoFalseSharing});
-        std::memset(p_, 0, bytes);
+        p_ = ::operator new(bytes_, std::align_val_t{align_});
+        std::memset(p_, 0, bytes_);
     }
+    if (placement != nullptr) placement->areas_.push_back({p_, bytes_, bind_area(p_, bytes_, placement->place_)});
 }
 
 NodeMemory::~NodeMemory() {
     if (dpdk_) rte_free(p_);
-    else ::operator delete(p_, bytes_, std::align_val_t{kNoFalseSharing});
+    else ::operator delete(p_, bytes_, std::align_val_t{align_});
 }
 
 }  // namespace tp::detail

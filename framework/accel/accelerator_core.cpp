@@ -1,0 +1,328 @@
+// The non-template core of tp::Accelerator (include/tilepipe/accelerator.hpp).
+//
+// Worker w owns task slots [w*L, (w+1)*L) and two word channels: `in` (caller -> worker) and
+// `out` (worker -> caller), each of capacity L; slot indices travel on them. The caller keeps,
+// per worker, how many tasks it sent and how many results it took back, and sends to a worker
+// only while fewer than L are outstanding. Since a worker handles its tasks in order, its
+// outstanding tasks occupy consecutive slots (mod L) and neither channel can ever be full:
+// a worker never waits to hand a result back, so joining it never depends on the caller
+// reading results.
+//
+// Waking: each worker sleeps on its own doorbell, made light (the caller rings it after every
+// offload without a fence; a parking worker pays with a process-wide barrier). The caller
+// sleeps on one doorbell the workers ring after each burst of results, at exit and on
+// failure. Channels carry no doorbells of their own: this file rings them.
+//
+// Memory orders: slot contents are published by the channels' release/acquire (see
+// Channel); `failed_` and `abort_` are release stores read with acquire, so the failure text
+// written before `failed_` is complete when a caller sees it; the per-worker counters are the
+// caller's alone.
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/channel/channel_factory.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/doorbell.hpp"
+#include "framework/runtime/wait_policy.hpp"
+#include "tilepipe/accelerator.hpp"
+
+namespace tp::detail {
+
+namespace {
+
+constexpr uint32_t kBurst = 32;
+
+uint32_t per_worker_capacity(const AcceleratorOptions& o) {
+    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 256u : 4u);
+    if (want > (1u << 20)) throw std::invalid_argument("accelerator: capacity must be at most 1048576 tasks per worker, got " + std::to_string(want));
+    uint32_t l = 1;
+    while (l < want) l <<= 1;
+    return l;
+}
+
+void check_options(const AcceleratorOptions& o) {
+    if (o.workers == 0) throw std::invalid_argument("accelerator: workers must be at least 1, got 0");
+    if (o.workers > 1024) throw std::invalid_argument("accelerator: workers must be at most 1024, got " + std::to_string(o.workers));
+    static const std::vector<std::string> transports{"ring", "sm", "sm_shared", "lock"};
+    if (std::find(transports.begin(), transports.end(), o.transport) == transports.end())
+        throw std::invalid_argument("accelerator: unknown transport '" + o.transport + "' (known: ring, sm, sm_shared, lock)");
+    if (!o.cpus.empty() && o.cpus.size() != o.workers)
+        throw std::invalid_argument("accelerator: cpus lists " + std::to_string(o.cpus.size()) + " CPUs for " +
+                                    std::to_string(o.workers) + " workers");
+}
+
+}  // namespace
+
+struct AcceleratorCore::Impl {
+    struct Worker {
+        std::unique_ptr<Channel<uint64_t>> in, out;
+        Doorbell bell;
+        std::thread thread;
+        uint64_t sent = 0, taken = 0;  // caller only
+    };
+
+    AcceleratorWork& work;
+    const unsigned n;
+    const uint32_t cap;  // L: tasks one worker may hold
+    const bool round_robin;
+    std::vector<std::unique_ptr<Worker>> workers;
+    std::vector<uint64_t> seq_of;  // caller only: offload number of each slot's task
+    Doorbell caller_bell;
+    WaitPolicy caller_wait, worker_wait;
+
+    // Caller-only state.
+    uint64_t offloaded = 0;
+    unsigned next_worker = 0;  // round robin / tie-breaking start
+    unsigned next_collect = 0;
+    bool eos = false;
+    bool joined = false;
+
+    // Shared: set once by a failing worker (first failure wins), read by the caller.
+    alignas(64) std::atomic<bool> failed{false};
+    std::atomic<bool> abort{false};
+    std::mutex failure_mutex;
+    std::string failure;
+
+    Impl(const AcceleratorOptions& o, AcceleratorWork& w)
+        : work(w), n(o.workers), cap(per_worker_capacity(o)), round_robin(o.dispatch == Dispatch::round_robin),
+          seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
+        const std::vector<int> allowed = allowed_cpus();
+        const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
+        // Spinning on a CPU another runnable thread needs only delays it: yield at once then.
+        if (shared) caller_wait.spin_rounds = worker_wait.spin_rounds = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            auto wk = std::make_unique<Worker>();
+            wk->in = make_word_channel({o.transport, cap, -1});
+            wk->out = make_word_channel({o.transport, cap, -1});
+            wk->bell.make_light();  // rung after every offload (ring_light)
+            workers.push_back(std::move(wk));
+        }
+        for (unsigned i = 0; i < n; ++i) {
+            const int cpu = !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
+            const std::string name = o.name + "-w" + std::to_string(i);
+            workers[i]->thread = std::thread([this, i, cpu, name] { run_worker(i, cpu, name); });
+        }
+    }
+
+    // Worker thread i: take bursts of slots, run them, hand them back; until end of stream.
+    void run_worker(unsigned i, int cpu, const std::string& name) {
+        Worker& w = *workers[i];
+        if (cpu >= 0) pin_current_thread(cpu);
+        name_current_thread(name.c_str());
+        uint64_t slots[kBurst];
+        for (;;) {
+            uint32_t got = 0;
+            bool stop = false;
+            auto attempt = [&] {
+                if (abort.load(std::memory_order_acquire)) return stop = true;
+                if ((got = w.in->try_recv_burst(slots, kBurst)) != 0) return true;
+                if (!w.in->closed()) return false;
+                // closed() is an acquire after the caller's last send: empty now means drained.
+                got = w.in->try_recv_burst(slots, kBurst);
+                stop = got == 0;
+                return true;
+            };
+            worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
+            if (stop) break;
+            try {
+                work.process(i, slots, got);
+            } catch (const std::exception& e) {
+                fail(i, e.what());
+                return;
+            } catch (...) {
+                fail(i, "an exception not derived from std::exception");
+                return;
+            }
+            // Never short: at most L tasks are outstanding per worker and `out` holds L.
+            uint32_t done = 0;
+            while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
+            caller_bell.ring();
+        }
+        w.out->close();
+        caller_bell.ring();
+    }
+
+    void fail(unsigned i, const std::string& what) {
+        {
+            std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failed.load(std::memory_order_relaxed))
+                failure = "accelerator worker " + std::to_string(i) + " of " + std::to_string(n) + " failed: " + what;
+        }
+        failed.store(true, std::memory_order_release);  // after the text: see check()
+        abort.store(true, std::memory_order_release);
+        for (auto& w : workers) w->bell.ring();
+        caller_bell.ring();
+    }
+
+    void check() {
+        if (failed.load(std::memory_order_acquire)) {
+            std::lock_guard<std::mutex> lock(failure_mutex);
+            throw AcceleratorError(failure);
+        }
+    }
+
+    uint64_t outstanding(unsigned i) const { return workers[i]->sent - workers[i]->taken; }
+    bool idle() const {
+        for (unsigned i = 0; i < n; ++i)
+            if (outstanding(i) != 0) return false;
+        return true;
+    }
+
+    // The worker the next task goes to, or -1 when the policy's choice has no room.
+    int pick() const {
+        if (round_robin) return outstanding(next_worker) < cap ? static_cast<int>(next_worker) : -1;
+        int best = -1;
+        uint64_t least = cap;
+        for (unsigned k = 0; k < n; ++k) {
+            const unsigned i = (next_worker + k) % n;
+            if (outstanding(i) < least) least = outstanding(i), best = static_cast<int>(i);
+        }
+        return best;
+    }
+
+    // Moves finished results out of their slots (round robin: of the worker waited for).
+    void make_room() {
+        uint64_t slots[kBurst];
+        for (unsigned k = 0; k < n; ++k) {
+            const unsigned i = round_robin ? next_worker : k;
+            Worker& w = *workers[i];
+            uint32_t got;
+            while ((got = w.out->try_recv_burst(slots, kBurst)) != 0) {
+                for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
+                w.taken += got;
+            }
+            if (round_robin) break;
+        }
+    }
+
+    // Caller waits with `attempt`, sleeping on its doorbell once spinning and yielding failed.
+    template <typename Attempt>
+    void caller_waits(Attempt&& attempt) {
+        caller_wait.wait(attempt, [&](auto& a) { return park_on(&caller_bell, caller_wait, a); });
+    }
+
+    int64_t take_from(unsigned i) {
+        uint64_t slot;
+        if (!workers[i]->out->try_recv(slot)) return kNone;
+        ++workers[i]->taken;
+        return static_cast<int64_t>(slot);
+    }
+
+    // One look for a result: a slot, kNone, or kEnd; throws when blocking could never end.
+    int64_t poll(bool block, uint64_t want) {
+        check();
+        if (want == kAny) {
+            for (unsigned k = 0; k < n; ++k) {
+                const unsigned i = (next_collect + k) % n;
+                if (outstanding(i) == 0) continue;
+                const int64_t s = take_from(i);
+                if (s >= 0) {
+                    next_collect = (i + 1) % n;
+                    return s;
+                }
+            }
+            if (!idle()) return kNone;
+        } else {
+            for (unsigned i = 0; i < n; ++i)
+                if (outstanding(i) != 0 && seq_of[uint64_t{i} * cap + (workers[i]->taken & (cap - 1))] == want)
+                    return take_from(i);
+        }
+        if (eos) return kEnd;
+        if (block)
+            throw AcceleratorError("accelerator: get_result would wait forever: no task is in flight and "
+                                   "end_of_stream() was not called");
+        return kNone;
+    }
+};
+
+uint64_t AcceleratorCore::slots_for(const AcceleratorOptions& options) {
+    check_options(options);
+    return uint64_t{options.workers} * per_worker_capacity(options);
+}
+
+AcceleratorCore::AcceleratorCore(const AcceleratorOptions& options, AcceleratorWork& work) {
+    check_options(options);
+    impl_ = std::make_unique<Impl>(options, work);
+}
+
+AcceleratorCore::~AcceleratorCore() {
+    Impl& m = *impl_;
+    if (m.joined) return;
+    // Not waited for: tasks still queued are dropped with the accelerator.
+    m.abort.store(true, std::memory_order_release);
+    for (auto& w : m.workers) {
+        if (!m.eos) w->in->close();
+        w->bell.ring();
+    }
+    for (auto& w : m.workers) w->thread.join();
+}
+
+int64_t AcceleratorCore::reserve(bool block) {
+    Impl& m = *impl_;
+    m.check();
+    if (m.eos) throw AcceleratorError("accelerator: offload after end_of_stream()");
+    int w = m.pick();
+    if (w < 0) {
+        auto attempt = [&] {
+            m.check();
+            m.make_room();
+            return (w = m.pick()) >= 0;
+        };
+        if (block) m.caller_waits(attempt);
+        else if (!attempt()) return kNone;
+    }
+    return static_cast<int64_t>(uint64_t(w) * m.cap + (m.workers[w]->sent & (m.cap - 1)));
+}
+
+void AcceleratorCore::commit(uint64_t slot) {
+    Impl& m = *impl_;
+    const unsigned i = static_cast<unsigned>(slot / m.cap);
+    Impl::Worker& w = *m.workers[i];
+    m.seq_of[slot] = m.offloaded++;
+    ++w.sent;
+    // Never refused: fewer than L tasks were outstanding (reserve) and `in` holds L.
+    while (!w.in->try_send(slot)) yield_cpu();
+    w.bell.ring_light();
+    m.next_worker = (i + 1) % m.n;
+}
+
+int64_t AcceleratorCore::take(bool block, uint64_t want) {
+    Impl& m = *impl_;
+    int64_t got = m.poll(block, want);
+    if (got != kNone || !block) return got;
+    m.caller_waits([&] { return (got = m.poll(true, want)) != kNone; });
+    return got;
+}
+
+uint64_t AcceleratorCore::seq_of(uint64_t slot) const { return impl_->seq_of[slot]; }
+
+bool AcceleratorCore::ended() const { return impl_->eos && impl_->idle(); }
+
+void AcceleratorCore::end_of_stream() {
+    Impl& m = *impl_;
+    if (m.eos) throw AcceleratorError("accelerator: end_of_stream() called twice");
+    m.eos = true;
+    for (auto& w : m.workers) {
+        w->in->close();  // release: after every offload to this worker
+        w->bell.ring();
+    }
+}
+
+void AcceleratorCore::wait() {
+    Impl& m = *impl_;
+    if (!m.joined) {
+        if (!m.eos) end_of_stream();
+        for (auto& w : m.workers) w->thread.join();
+        m.joined = true;
+    }
+    m.check();
+}
+
+void AcceleratorCore::check() const { impl_->check(); }
+
+}  // namespace tp::detail

@@ -1,0 +1,87 @@
+// tp::Runtime (include/tilepipe/app.hpp): EAL started once for the process, as `tilepipe run`
+// starts it, and an app run to its end with the report the CLI prints.
+#include <atomic>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/builder/app_state.hpp"
+#include "framework/eal/eal_session.hpp"
+#include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_runner.hpp"
+#include "framework/graph/pool_sizing.hpp"
+#include "framework/graph/run_outcome.hpp"
+#include "framework/runtime/stop_request.hpp"
+
+namespace tp {
+
+namespace {
+
+// Claimed by the Runtime alive, so two cannot each believe they chose EAL's options.
+std::atomic<bool> g_runtime_alive{false};
+
+Report public_report(const RunReport& r) {
+    Report p;
+    p.app = r.app;
+    p.text = format_table(r);
+    p.json = to_json(r).dump(2) + "\n";
+    p.exit_status = r.header.exit_status;
+    p.packets = r.packets;
+    p.delivered = r.delivered;
+    p.drops = r.drops;
+    p.unaccounted = r.unaccounted;
+    p.pools_full = r.pools_full();
+    p.seconds = r.seconds;
+    p.mpps = r.mpps();
+    for (const StageReport& s : r.stages)
+        p.nodes.push_back(NodeCounts{s.name, s.stage, s.kind, s.in, s.out, s.drops, s.kind == "sink" ? s.out : 0, s.bytes});
+    return p;
+}
+
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options) : options_(std::move(options)) {
+    if (g_runtime_alive.exchange(true))
+        throw AppError("Runtime", "a process has one Runtime (DPDK's EAL starts once per process): run every app through it");
+}
+
+Runtime::~Runtime() { g_runtime_alive.store(false); }
+
+void Runtime::stop() noexcept { request_stop(); }
+
+Report Runtime::run(const AppBuilder& builder, const RunSettings& settings) {
+    AppConfig app;
+    std::optional<AppPlan> plan;
+    try {
+        app = builder.state_->assemble();
+        plan = plan_app(app);  // placement errors are the app's: before EAL
+    } catch (const LocatedError& e) {
+        throw to_app_error(e);
+    }
+    RunReport report;
+    try {
+        if (!eal_started()) {
+            EalOptions eal = eal_options_for(app, *plan);
+            eal.user_args = options_.eal_args;
+            if (options_.memory_mb != 0) eal.memory_bytes = options_.memory_mb << 20;
+            check_pool_memory(app, *plan, eal, eal_memory_available(eal));
+            eal_start(eal);
+        }
+        if (settings.handle_signals) install_stop_signal_handlers(SecondSignal::CutShort);
+        AppRunner runner(app, std::move(*plan));
+        RunOptions opts;
+        opts.progress = settings.progress;
+        report = runner.run(opts);
+    } catch (const LocatedError& e) {
+        clear_stop_request();
+        throw to_app_error(e);
+    } catch (const std::exception& e) {
+        clear_stop_request();
+        throw AppError("app '" + app.name + "'", e.what());
+    }
+    clear_stop_request();  // a stop asked of this run ends only this run
+    finish_report(report, app, settings.config, {});
+    return public_report(report);
+}
+
+}  // namespace tp

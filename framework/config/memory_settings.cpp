@@ -1,0 +1,47 @@
+#include "framework/config/memory_settings.hpp"
+
+#include "framework/config/app_config.hpp"
+
+namespace tp {
+
+const char* memory_policy_names() { return "local, interleave, first_touch"; }
+
+std::optional<MemoryPolicy> memory_policy_named(const std::string& text) {
+    for (MemoryPolicy p : {MemoryPolicy::Local, MemoryPolicy::Interleave, MemoryPolicy::FirstTouch})
+        if (text == memory_policy_name(p)) return p;
+    return std::nullopt;
+}
+
+MemorySetting read_memory_setting(const std::string& text, const Location& where) {
+    const std::optional<MemoryPolicy> p = memory_policy_named(text);
+    if (!p) throw LocatedError(where, "unknown memory placement '" + text + "' (known: " + memory_policy_names() + ")");
+    return MemorySetting{p, where};
+}
+
+bool is_node_memory_key(const StageInfo& stage, const std::string& key, const std::string& value) {
+    return key == "memory" && (stage.find_param("memory") == nullptr || memory_policy_named(value).has_value());
+}
+
+MemoryPolicy memory_policy_of(const AppConfig& app) { return app.memory.policy.value_or(MemoryPolicy::FirstTouch); }
+
+MemoryPolicy memory_policy_of(const AppConfig& app, const PatternConfig& pattern) {
+    return pattern.memory.policy ? *pattern.memory.policy : memory_policy_of(app);
+}
+
+MemoryPolicy memory_policy_of(const AppConfig& app, const NodeConfig& node) {
+    if (node.memory.policy) return *node.memory.policy;
+    if (node.pattern >= 0) return memory_policy_of(app, app.patterns.at(static_cast<size_t>(node.pattern)));
+    return memory_policy_of(app);
+}
+
+bool memory_policy_given(const AppConfig& app) {
+    auto set = [](const MemorySetting& m) { return m.policy && *m.policy != MemoryPolicy::FirstTouch; };
+    if (set(app.memory)) return true;
+    for (const auto& f : app.patterns)
+        if (set(f.memory)) return true;
+    for (const auto& n : app.pipeline)
+        if (set(n.memory)) return true;
+    return false;
+}
+
+}  // namespace tp

@@ -1,0 +1,272 @@
+/// @file
+/// Accelerator mode: a running farm whose source is the caller's thread.
+///
+/// The caller offloads tasks (`offload`, `try_offload`) into a farm of worker threads that
+/// apply one function to each, and reads the results back (`get_result`, `try_get_result`),
+/// as with a FastFlow farm built with an input channel (`run_then_freeze`, `offload`,
+/// `load_result`, `offload(EOS)`, `wait`). The caller's thread is both the farm's emitter and
+/// its collector: no extra threads sit between it and the workers.
+///
+/// Promises:
+///  - Every offloaded task is processed exactly once, by one worker. With
+///    `Collection::ordered` results come back in offload order; with `unordered` in the order
+///    they are finished (per worker, in offload order).
+///  - Blocking calls wait by spinning briefly, then yielding, then sleeping on a futex the
+///    other side rings: a run with more threads than CPUs keeps progressing.
+///  - `offload` never deadlocks against results the caller has not read yet: while it waits for
+///    room it moves finished results into a caller-side queue that `get_result` reads first
+///    (the role of FastFlow's unbounded collector queue).
+///  - Errors, not hangs: offloading after `end_of_stream()`, a blocking `get_result` that could
+///    only wait forever (nothing in flight and no end of stream), and any call after a worker
+///    threw raise AcceleratorError; after the last result `get_result` returns false.
+///
+/// Thread-safety: one caller thread drives an accelerator (offload, get_result, wait); the
+/// worker function runs on the worker threads, one task at a time per worker.
+///
+/// Memory orders: a task's fields are written before its slot index is published on the
+/// worker's channel (a release store), and the worker reads them after the matching acquire;
+/// a result travels back the same way. The caller may therefore use plain, non-atomic structs.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tp {
+
+/// How tasks are handed to the workers.
+enum class Dispatch {
+    round_robin,  ///< task i goes to worker i mod N (waits for that worker when it is full)
+    on_demand,    ///< each task goes to the worker with the fewest tasks outstanding
+};
+
+/// In which order results come back.
+enum class Collection {
+    unordered,  ///< as the workers finish them
+    ordered,    ///< in offload order (results finished early wait in a caller-side buffer)
+};
+
+/// How an Accelerator is built.
+struct AcceleratorOptions {
+    /// Worker threads (at least 1).
+    unsigned workers = 2;
+    /// Task dispatch policy.
+    Dispatch dispatch = Dispatch::round_robin;
+    /// Result order.
+    Collection collection = Collection::unordered;
+    /// Tasks one worker may hold at once (queued, running or finished but unread), rounded up
+    /// to a power of two; 0 picks 256 for round_robin and 4 for on_demand.
+    uint32_t capacity = 0;
+    /// Transport of the channels between the caller and each worker: `ring` (default), `sm`,
+    /// `sm_shared` or `lock` (see the transports in the README).
+    std::string transport = "ring";
+    /// CPUs to pin the workers to, one per worker in order. Empty: each worker gets its own
+    /// CPU from this process's affinity mask (the first one left to the caller) when there are
+    /// enough, and stays unpinned otherwise.
+    std::vector<int> cpus;
+    /// Thread name prefix (visible in top/perf), e.g. `accel` gives `accel-w0`, `accel-w1`.
+    std::string name = "accel";
+};
+
+/// A misuse of an accelerator or the failure of one of its workers; what() says which.
+class AcceleratorError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+
+/// The typed part of an accelerator, called by the non-template core.
+class AcceleratorWork {
+public:
+    virtual ~AcceleratorWork() = default;
+    /// Worker thread `worker`: runs the tasks in `slots[0..n)`.
+    virtual void process(unsigned worker, const uint64_t* slots, uint32_t n) = 0;
+    /// Caller thread: moves the finished result of `slot` (offload number `seq`) aside, so
+    /// the slot can be reused before the caller reads that result.
+    virtual void stash(uint64_t slot, uint64_t seq) = 0;
+};
+
+/// The non-template core: workers, channels, slot bookkeeping, waiting and errors.
+class AcceleratorCore {
+public:
+    /// Returned by take(): nothing ready now.
+    static constexpr int64_t kNone = -1;
+    /// Returned by take(): nothing will ever come (end of stream reached).
+    static constexpr int64_t kEnd = -2;
+    /// take()'s `want` for "any result".
+    static constexpr uint64_t kAny = ~uint64_t{0};
+
+    /// Starts the workers; throws std::invalid_argument for bad options.
+    AcceleratorCore(const AcceleratorOptions& options, AcceleratorWork& work);
+    /// Ends the stream if needed, stops and joins the workers; never throws.
+    ~AcceleratorCore();
+    AcceleratorCore(const AcceleratorCore&) = delete;
+    AcceleratorCore& operator=(const AcceleratorCore&) = delete;
+
+    /// Task slots an accelerator with `options` needs (workers x per-worker capacity); throws
+    /// std::invalid_argument for bad options.
+    static uint64_t slots_for(const AcceleratorOptions& options);
+    /// True once end_of_stream() was called and every task's result was taken.
+    bool ended() const;
+    /// Caller: a free slot for the next task, waiting for one when `block`; kNone otherwise.
+    int64_t reserve(bool block);
+    /// Caller: hands the task written into `slot` (from reserve()) to its worker.
+    void commit(uint64_t slot);
+    /// Caller: a slot whose result is ready, the one of offload number `want` unless kAny;
+    /// kNone (not `block`) or kEnd.
+    int64_t take(bool block, uint64_t want);
+    /// Offload number of the task in `slot`.
+    uint64_t seq_of(uint64_t slot) const;
+    /// Caller: no more tasks; throws when called twice.
+    void end_of_stream();
+    /// Caller: ends the stream if needed and joins the workers; throws a worker's failure.
+    void wait();
+    /// Throws AcceleratorError when a worker has failed.
+    void check() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace detail
+
+/// A farm of `options.workers` threads applying `fn` to tasks offloaded by the caller.
+///
+/// `fn` is either `Out(In&)` (or `Out(In)`, `Out(In&&)`): the result is what it returns; or,
+/// when Out is In, `void(In&)`: it works on the task in place and the task is the result.
+/// In and Out must be default-constructible and move-assignable. An exception thrown by `fn`
+/// fails the accelerator: the next call (or wait()) throws AcceleratorError naming the worker
+/// and what it threw.
+template <typename In, typename Out = In>
+class Accelerator {
+public:
+    /// Builds the farm and starts its workers (they sleep until tasks arrive).
+    template <typename Fn>
+    Accelerator(const AcceleratorOptions& options, Fn fn)
+        : work_(std::make_unique<Work<Fn>>(std::move(fn), this)),
+          ordered_(options.collection == Collection::ordered),
+          in_place_(in_place<Fn>()) {
+        const uint64_t n = detail::AcceleratorCore::slots_for(options);
+        in_.resize(n);
+        if (!in_place_) out_.resize(n);
+        core_ = std::make_unique<detail::AcceleratorCore>(options, *work_);
+    }
+    /// Ends the stream and joins the workers if wait() was not called; never throws.
+    ~Accelerator() = default;
+    Accelerator(const Accelerator&) = delete;
+    Accelerator& operator=(const Accelerator&) = delete;
+
+    /// Offloads one task, waiting for room. Throws AcceleratorError after end_of_stream() or
+    /// when a worker has failed.
+    void offload(In task) {
+        const int64_t s = core_->reserve(true);
+        in_[static_cast<uint64_t>(s)] = std::move(task);
+        core_->commit(static_cast<uint64_t>(s));
+    }
+    /// Offloads one task if there is room now; returns false (and leaves `task` as it was)
+    /// otherwise. Throws as offload() does.
+    bool try_offload(In& task) {
+        const int64_t s = core_->reserve(false);
+        if (s < 0) return false;
+        in_[static_cast<uint64_t>(s)] = std::move(task);
+        core_->commit(static_cast<uint64_t>(s));
+        return true;
+    }
+    /// Offloads end of stream: no task may follow. Throws AcceleratorError when called twice.
+    void end_of_stream() { core_->end_of_stream(); }
+
+    /// Waits for the next result; false once every result was read after end_of_stream().
+    /// Throws AcceleratorError when a worker has failed, or when nothing is in flight and
+    /// end_of_stream() was not called (it would wait forever).
+    bool get_result(Out& out) { return next(out, true); }
+    /// The next result if one is ready now; false otherwise (see done() to tell the end).
+    /// Throws AcceleratorError when a worker has failed.
+    bool try_get_result(Out& out) { return next(out, false); }
+    /// True once end_of_stream() was called and every result has been read.
+    bool done() const { return pending_.empty() && core_->ended(); }
+
+    /// Offloads end of stream if not done yet and joins the workers; results not read yet stay
+    /// readable. Throws AcceleratorError naming the worker that failed and what it threw.
+    void wait() { core_->wait(); }
+
+private:
+    // True when `fn` works on the task in place: void(In&) with Out == In.
+    template <typename Fn>
+    static constexpr bool in_place() {
+        if constexpr (std::is_same_v<In, Out> && std::is_invocable_v<Fn&, In&>)
+            return std::is_void_v<std::invoke_result_t<Fn&, In&>>;
+        else
+            return false;
+    }
+
+    template <typename Fn>
+    struct Work final : detail::AcceleratorWork {
+        Work(Fn f, Accelerator* a) : fn(std::move(f)), owner(a) {}
+        // Worker thread: the slots are this worker's, published to it by the caller.
+        void process(unsigned, const uint64_t* slots, uint32_t n) override {
+            for (uint32_t i = 0; i < n; ++i) {
+                In& task = owner->in_[slots[i]];
+                if constexpr (in_place<Fn>()) fn(task);
+                else if constexpr (std::is_invocable_v<Fn&, In&&>) owner->out_[slots[i]] = fn(std::move(task));
+                else owner->out_[slots[i]] = fn(task);
+            }
+        }
+        void stash(uint64_t slot, uint64_t seq) override { owner->stash(slot, seq); }
+        Fn fn;
+        Accelerator* owner;
+    };
+
+    Out& result(uint64_t slot) {
+        if constexpr (std::is_same_v<In, Out>) return in_place_ ? in_[slot] : out_[slot];
+        else return out_[slot];
+    }
+
+    // Caller thread. Ordered: pending_[i] holds offload number next_seq_ + i once finished.
+    void stash(uint64_t slot, uint64_t seq) {
+        if (!ordered_) {
+            pending_.emplace_back(std::move(result(slot)));
+            return;
+        }
+        const uint64_t i = seq - next_seq_;
+        if (pending_.size() <= i) pending_.resize(i + 1);
+        pending_[i].emplace(std::move(result(slot)));
+    }
+
+    bool next(Out& out, bool block) {
+        if (!pending_.empty() && pending_.front().has_value()) {
+            out = std::move(*pending_.front());
+            pending_.pop_front();
+            ++next_seq_;
+            return true;
+        }
+        core_->check();
+        const int64_t s = core_->take(block, ordered_ ? next_seq_ : detail::AcceleratorCore::kAny);
+        if (s < 0) return false;
+        out = std::move(result(static_cast<uint64_t>(s)));
+        if (ordered_) {
+            if (!pending_.empty()) pending_.pop_front();  // the empty place of this number
+            ++next_seq_;
+        }
+        return true;
+    }
+
+    std::unique_ptr<detail::AcceleratorWork> work_;
+    const bool ordered_;
+    const bool in_place_;
+    std::vector<In> in_;
+    std::vector<Out> out_;
+    std::deque<std::optional<Out>> pending_;  // results moved aside (see stash)
+    uint64_t next_seq_ = 0;                   // ordered: the offload number to return next
+    std::unique_ptr<detail::AcceleratorCore> core_;  // last: its workers stop before the slots go
+};
+
+}  // namespace tp

@@ -1,0 +1,255 @@
+// Accelerator mode: what a caller offloading tasks from its own thread relies on: every task
+// processed exactly once, in offload order when ordered, end of stream, results kept across
+// wait(), and errors instead of hangs (offload after end of stream, a worker that threw,
+// a get_result that could never return).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tilepipe/accelerator.hpp"
+
+namespace tp {
+namespace {
+
+struct Task {
+    uint64_t id = 0;
+    uint64_t value = 0;
+};
+
+struct Case {
+    Dispatch dispatch;
+    Collection collection;
+    std::string transport;
+    uint32_t capacity;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+    const Case& c = info.param;
+    return std::string(c.dispatch == Dispatch::round_robin ? "round_robin" : "on_demand") + "_" +
+           (c.collection == Collection::ordered ? "ordered" : "unordered") + "_" + c.transport + "_" +
+           std::to_string(c.capacity);
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << (c.dispatch == Dispatch::round_robin ? "round_robin" : "on_demand") << "/"
+        << (c.collection == Collection::ordered ? "ordered" : "unordered") << "/" << c.transport << "/" << c.capacity;
+}
+
+AcceleratorOptions options_for(const Case& c, unsigned workers) {
+    AcceleratorOptions o;
+    o.workers = workers;
+    o.dispatch = c.dispatch;
+    o.collection = c.collection;
+    o.transport = c.transport;
+    o.capacity = c.capacity;
+    return o;
+}
+
+class AcceleratorDelivery : public testing::TestWithParam<Case> {};
+
+// The caller offloads far more tasks than the farm holds without reading a single result,
+// then reads them all: nothing lost, nothing doubled, each result the function of its task,
+// and with ordered collection in offload order. Run under ThreadSanitizer too.
+TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) {
+    const Case c = GetParam();
+    Accelerator<Task, Task> acc(options_for(c, 3), [](Task t) {
+        t.value = t.id * 3 + 1;
+        return t;
+    });
+    constexpr uint64_t kTasks = 5000;
+    std::vector<int> seen(kTasks, 0);
+    uint64_t expected_next = 0;
+    uint64_t got = 0;
+    Task r;
+    auto check = [&](const Task& t) {
+        ASSERT_LT(t.id, kTasks);
+        EXPECT_EQ(t.value, t.id * 3 + 1);
+        ++seen[t.id];
+        if (c.collection == Collection::ordered) {
+            EXPECT_EQ(t.id, expected_next);
+        }
+        ++expected_next;
+        ++got;
+    };
+    for (uint64_t i = 0; i < kTasks; ++i) {
+        acc.offload(Task{i, 0});
+        // Read a few now and then, as a caller that overlaps offloading and collecting does.
+        if (i % 7 == 0)
+            while (acc.try_get_result(r)) check(r);
+    }
+    acc.end_of_stream();
+    while (acc.get_result(r)) check(r);
+    EXPECT_TRUE(acc.done());
+    EXPECT_FALSE(acc.get_result(r));  // after the last result: false again, never a wait
+    acc.wait();
+    EXPECT_EQ(got, kTasks);
+    for (uint64_t i = 0; i < kTasks; ++i) ASSERT_EQ(seen[i], 1) << "task " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Farm, AcceleratorDelivery,
+    testing::Values(Case{Dispatch::round_robin, Collection::unordered, "ring", 0},
+                    Case{Dispatch::round_robin, Collection::ordered, "ring", 0},
+                    Case{Dispatch::on_demand, Collection::unordered, "ring", 0},
+                    Case{Dispatch::on_demand, Collection::ordered, "ring", 0},
+                    Case{Dispatch::on_demand, Collection::ordered, "sm", 2},
+                    Case{Dispatch::round_robin, Collection::ordered, "sm_shared", 8},
+                    Case{Dispatch::round_robin, Collection::unordered, "lock", 1}),
+    case_name);
+
+TEST(Accelerator, InPlaceFunctionMakesTheTaskItsOwnResult) {
+    AcceleratorOptions o;
+    o.collection = Collection::ordered;
+    Accelerator<std::string> acc(o, [](std::string& s) { s += "!"; });
+    acc.offload("a");
+    acc.offload("b");
+    acc.end_of_stream();
+    std::string r;
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, "a!");
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, "b!");
+    EXPECT_FALSE(acc.get_result(r));
+}
+
+TEST(Accelerator, ResultsStayReadableAfterWait) {
+    AcceleratorOptions o;
+    o.workers = 2;
+    o.collection = Collection::ordered;
+    Accelerator<int, long> acc(o, [](int x) { return long{x} * 2; });
+    for (int i = 0; i < 1000; ++i) acc.offload(i);
+    acc.wait();  // offloads end of stream itself
+    long r = 0;
+    for (int i = 0; i < 1000; ++i) {
+        ASSERT_TRUE(acc.get_result(r));
+        ASSERT_EQ(r, long{i} * 2);
+    }
+    EXPECT_FALSE(acc.get_result(r));
+}
+
+TEST(Accelerator, TryOffloadRefusesWhenFullAndKeepsTheTask) {
+    AcceleratorOptions o;
+    o.workers = 1;
+    o.capacity = 1;
+    o.dispatch = Dispatch::round_robin;
+    Accelerator<std::string> acc(o, [](std::string& s) { s += "+"; });
+    std::string first = "first";
+    ASSERT_TRUE(acc.try_offload(first));
+    // One slot, and try_offload may move the finished result aside only when there is one:
+    // keep trying until it is accepted; a refused task must be left intact each time.
+    std::string second = "second";
+    while (!acc.try_offload(second)) {
+        ASSERT_EQ(second, "second");
+        std::this_thread::yield();
+    }
+    acc.end_of_stream();
+    std::string r;
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, "first+");
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, "second+");
+    EXPECT_FALSE(acc.get_result(r));
+}
+
+TEST(Accelerator, OffloadAfterEndOfStreamIsAnError) {
+    Accelerator<int> acc(AcceleratorOptions{}, [](int& x) { ++x; });
+    acc.offload(1);
+    acc.end_of_stream();
+    EXPECT_THROW(acc.offload(2), AcceleratorError);
+    int x = 3;
+    EXPECT_THROW(acc.try_offload(x), AcceleratorError);
+    EXPECT_THROW(acc.end_of_stream(), AcceleratorError);
+    int r = 0;
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, 2);
+    EXPECT_FALSE(acc.get_result(r));
+    acc.wait();
+}
+
+TEST(Accelerator, GetResultWithNothingInFlightAndNoEndOfStreamIsAnErrorNotAHang) {
+    Accelerator<int> acc(AcceleratorOptions{}, [](int& x) { ++x; });
+    int r = 0;
+    EXPECT_FALSE(acc.try_get_result(r));
+    EXPECT_THROW(acc.get_result(r), AcceleratorError);
+    acc.offload(1);
+    ASSERT_TRUE(acc.get_result(r));
+    EXPECT_EQ(r, 2);
+    try {
+        acc.get_result(r);
+        FAIL() << "expected an error";
+    } catch (const AcceleratorError& e) {
+        EXPECT_NE(std::string(e.what()).find("end_of_stream"), std::string::npos) << e.what();
+    }
+}
+
+// A worker that throws fails the accelerator: the caller's next get_result and wait() say
+// which worker failed and what it threw; nothing waits forever.
+TEST(Accelerator, WorkerFailureReachesGetResultAndWaitNamingTheWorker) {
+    AcceleratorOptions o;
+    o.workers = 2;
+    o.dispatch = Dispatch::round_robin;
+    o.collection = Collection::ordered;
+    Accelerator<int> acc(o, [](int& x) {
+        if (x == 5) throw std::runtime_error("task five is bad");
+    });
+    for (int i = 0; i < 10; ++i) acc.offload(i);  // task 5 goes to worker 1 (round robin)
+    acc.end_of_stream();
+    int r = 0;
+    std::string what;
+    try {
+        while (acc.get_result(r)) ASSERT_LT(r, 5);  // results before the failure may come back
+        FAIL() << "get_result ended without reporting the failure";
+    } catch (const AcceleratorError& e) {
+        what = e.what();
+    }
+    EXPECT_NE(what.find("worker 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("task five is bad"), std::string::npos) << what;
+    EXPECT_THROW(acc.wait(), AcceleratorError);
+    EXPECT_THROW(acc.get_result(r), AcceleratorError);
+}
+
+TEST(Accelerator, WaitReportsAFailureEvenWhenNoResultWasRead) {
+    AcceleratorOptions o;
+    o.workers = 1;
+    Accelerator<int> acc(o, [](int&) { throw 42; });
+    acc.offload(1);
+    try {
+        acc.wait();
+        FAIL() << "expected an error";
+    } catch (const AcceleratorError& e) {
+        EXPECT_NE(std::string(e.what()).find("worker 0"), std::string::npos) << e.what();
+    }
+    int x = 0;
+    EXPECT_THROW(acc.offload(x), AcceleratorError);
+}
+
+TEST(Accelerator, BadOptionsAreRefusedWithTheirName) {
+    AcceleratorOptions o;
+    o.workers = 0;
+    EXPECT_THROW((Accelerator<int>(o, [](int&) {})), std::invalid_argument);
+    o = AcceleratorOptions{};
+    o.transport = "carrier_pigeon";
+    try {
+        Accelerator<int> acc(o, [](int&) {});
+        FAIL() << "expected an error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("carrier_pigeon"), std::string::npos) << e.what();
+    }
+    o = AcceleratorOptions{};
+    o.cpus = {0};
+    EXPECT_THROW((Accelerator<int>(o, [](int&) {})), std::invalid_argument);
+}
+
+// Dropping an accelerator with tasks in flight and no end of stream neither hangs nor leaks.
+TEST(Accelerator, DestroyingWithoutWaitStopsTheWorkers) {
+    Accelerator<int> acc(AcceleratorOptions{}, [](int& x) { ++x; });
+    for (int i = 0; i < 100; ++i) acc.offload(i);
+}
+
+}  // namespace
+}  // namespace tp

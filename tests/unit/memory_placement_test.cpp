@@ -1,0 +1,257 @@
+// The `memory:` setting: read from the file and from --set (app-wide, per farm, per node), and
+// applied: after an app is set up, the kernel holds the asked policy for its packet pool's
+// memory and its channels' buffers, and stages are built under it. This host may have a
+// single NUMA node, so the checks read the policy the kernel records (get_mempolicy through
+// hwloc) and where the pages are, not a speed.
+#include <gtest/gtest.h>
+
+#include <rte_mempool.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "framework/channel/detail/node_memory.hpp"
+#include "framework/config/app_config.hpp"
+#include "framework/config/overrides.hpp"
+#include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_runner.hpp"
+#include "framework/graph/memory_plan.hpp"
+#include "framework/runtime/memory_binding.hpp"
+#include "framework/stage/registry.hpp"
+#include "framework/stage/stage.hpp"
+
+namespace tp {
+namespace {
+
+// A processor that notes the allocation policy it is built and opened under, and its socket.
+struct ProbeSeen {
+    MemoryPlace built, opened;
+    int socket = -2;
+};
+std::vector<ProbeSeen> g_probes;
+
+class MemoryProbe final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit MemoryProbe(const ParamValues&) : Stage(kKind), built_(thread_policy()) {}
+    void open(StageEnv& env) override { g_probes.push_back({built_, thread_policy(), env.socket}); }
+    void process(Burst&) override {}
+
+private:
+    MemoryPlace built_;
+};
+TILEPIPE_STAGE(MemoryProbe, "memory_probe", "test: notes the memory policy it is built and opened under");
+
+std::string farm_app(const std::string& top, const std::string& farm_key = "", const std::string& parse_key = "") {
+    // fuse: never keeps the farm's emitter and collector tiles on a host with few CPUs.
+    std::string y = top +
+                    "runtime: { fuse: never }\n"
+                    "pipeline:\n"
+                    "  - { stage: synth, name: src, count: 1000 }\n"
+                    "  - { stage: parse, name: parse" + parse_key + " }\n"
+                    "  - farm:\n"
+                    "      name: fw\n"
+                    "      workers: 2\n"
+                    "      collect: unordered\n" + farm_key +
+                    "      worker: [stage: pass]\n"
+                    "  - drop\n";
+    return y;
+}
+
+std::string error_of(const std::string& yaml) {
+    try {
+        parse_app_config(yaml, "test.yaml");
+    } catch (const LocatedError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+MemoryPolicy policy_of_node(const AppConfig& app, const std::string& name) {
+    const AppPlan plan = plan_app(app);
+    for (size_t i = 0; i < plan.graph.nodes.size(); ++i)
+        if (plan.graph.nodes[i].name == name) return memory_policy_of(app, plan.graph, i);
+    ADD_FAILURE() << "no graph node " << name;
+    return MemoryPolicy::FirstTouch;
+}
+
+TEST(MemoryConfig, DefaultIsFirstTouchAndTheAppWideValueReachesEveryNode) {
+    const AppConfig plain = parse_app_config(farm_app(""), "test.yaml");
+    EXPECT_EQ(memory_policy_of(plain), MemoryPolicy::FirstTouch);
+    EXPECT_FALSE(memory_policy_given(plain));
+    const AppConfig app = parse_app_config(farm_app("memory: interleave\n"), "test.yaml");
+    EXPECT_TRUE(memory_policy_given(app));
+    for (const char* n : {"src", "parse", "fw.emitter", "fw.0", "fw.1", "fw.collector", "drop"})
+        EXPECT_EQ(policy_of_node(app, n), MemoryPolicy::Interleave) << n;
+}
+
+TEST(MemoryConfig, AFarmCoversItsEmitterWorkersAndCollectorAndANodeOverridesBoth) {
+    const AppConfig app = parse_app_config(
+        farm_app("memory: interleave\n", "      memory: local\n", ", memory: first_touch"), "test.yaml");
+    EXPECT_EQ(policy_of_node(app, "src"), MemoryPolicy::Interleave);
+    EXPECT_EQ(policy_of_node(app, "parse"), MemoryPolicy::FirstTouch);
+    for (const char* n : {"fw.emitter", "fw.0", "fw.1", "fw.collector"}) EXPECT_EQ(policy_of_node(app, n), MemoryPolicy::Local) << n;
+    EXPECT_EQ(policy_of_node(app, "drop"), MemoryPolicy::Interleave);
+}
+
+TEST(MemoryConfig, ABadValueNamesItsPlaceAndTheValues) {
+    EXPECT_NE(error_of(farm_app("memory: fast\n")).find("test.yaml:1:9: unknown memory placement 'fast' (known: local, interleave, first_touch)"),
+              std::string::npos)
+        << error_of(farm_app("memory: fast\n"));
+    EXPECT_NE(error_of(farm_app("", "", ", memory: near")).find("test.yaml:4:42: unknown memory placement 'near'"), std::string::npos)
+        << error_of(farm_app("", "", ", memory: near"));
+    EXPECT_NE(error_of(farm_app("", "      memory: [local]\n")).find("test.yaml:9:15: memory must be a single value"), std::string::npos)
+        << error_of(farm_app("", "      memory: [local]\n"));
+}
+
+TEST(MemoryConfig, SetReachesTheAppAFarmAndANode) {
+    AppConfig app = parse_app_config(farm_app(""), "test.yaml");
+    apply_overrides(app, AppOverrides{{}, {}, {}, {}, {"memory=local", "fw.memory=interleave", "drop.memory=first_touch"}});
+    EXPECT_EQ(policy_of_node(app, "src"), MemoryPolicy::Local);
+    EXPECT_EQ(policy_of_node(app, "fw.0"), MemoryPolicy::Interleave);
+    EXPECT_EQ(policy_of_node(app, "fw.collector"), MemoryPolicy::Interleave);
+    EXPECT_EQ(policy_of_node(app, "drop"), MemoryPolicy::FirstTouch);
+    try {
+        apply_set(app, "parse.memory=everywhere");
+        FAIL() << "accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_NE(std::string(e.what()).find("--set parse.memory=everywhere: unknown memory placement 'everywhere'"), std::string::npos)
+            << e.what();
+    }
+}
+
+// dedup has a `memory` parameter of its own (bytes): a number stays that, a policy name is the placement.
+TEST(MemoryConfig, DedupKeepsItsOwnMemoryParameter) {
+    const std::string y = "pipeline:\n  - synth\n  - { stage: dedup, memory: 4096 }\n  - { stage: dedup, name: d2, memory: local }\n  - drop\n";
+    const AppConfig app = parse_app_config(y, "test.yaml");
+    EXPECT_EQ(app.pipeline[1].params.get_uint("memory"), 4096u);
+    EXPECT_FALSE(app.pipeline[1].memory.policy.has_value());
+    EXPECT_EQ(app.pipeline[2].memory.policy, MemoryPolicy::Local);
+    EXPECT_FALSE(app.pipeline[2].params.given("memory"));
+}
+
+// Every page of every chunk of the pool carries `want`.
+void expect_pool_policy(const MbufPool& pool, const MemoryPlace& want) {
+    struct Seen {
+        std::vector<std::pair<const void*, size_t>> chunks;
+    } seen;
+    rte_mempool_mem_iter(
+        pool.get(),
+        [](rte_mempool*, void* o, rte_mempool_memhdr* h, unsigned) { static_cast<Seen*>(o)->chunks.emplace_back(h->addr, h->len); },
+        &seen);
+    ASSERT_FALSE(seen.chunks.empty());
+    for (const auto& [addr, len] : seen.chunks) {
+        EXPECT_EQ(area_policy(addr, len), want) << describe(area_policy(addr, len)) << " for " << describe(want);
+        for (int node : area_nodes(addr, len))  // where the pages landed (they were written at setup)
+            EXPECT_TRUE(want.nodes.empty() || std::count(want.nodes.begin(), want.nodes.end(), node) == 1) << node;
+    }
+}
+
+// The channel into `to`, as the runner bound it, carries `want` now.
+void expect_channel_policy(const AppRunner& r, const std::string& what, const MemoryPlace& want) {
+    size_t found = 0;
+    for (const BoundArea& a : r.bound_memory())
+        if (a.what == what) {
+            ++found;
+            EXPECT_EQ(a.error, "");
+            EXPECT_EQ(area_policy(a.addr, a.bytes), want) << what << ": " << describe(area_policy(a.addr, a.bytes));
+            EXPECT_FALSE(area_nodes(a.addr, a.bytes).empty()) << "zeroed, so placed";
+        }
+    EXPECT_GT(found, 0u) << "no area bound for " << what;
+}
+
+int numa_of(const AppRunner& r, const std::string& node) {
+    const AppPlan plan = plan_app(parse_app_config(farm_app(""), "test.yaml"));
+    for (size_t i = 0; i < plan.graph.nodes.size(); ++i)
+        if (plan.graph.nodes[i].name == node) return r.memory_plan().numa_of_node[i];
+    return -1;
+}
+
+TEST(MemoryBinding, InterleaveSpreadsThePoolAndTheChannelsOverTheAppsNodes) {
+    const AppConfig app = parse_app_config(farm_app("memory: interleave\n"), "test.yaml");
+    AppRunner r(app);
+    const std::vector<int> nodes = r.memory_plan().app_nodes;
+    ASSERT_FALSE(nodes.empty());
+    expect_pool_policy(r.pool(), {MemoryPolicy::Interleave, nodes});
+    expect_channel_policy(r, "channel src -> parse", {MemoryPolicy::Interleave, nodes});
+    expect_channel_policy(r, "channel fw.0 -> fw.collector", {MemoryPolicy::Interleave, nodes});
+    const RunReport rep = r.run();
+    EXPECT_EQ(rep.delivered, 1000u);
+    EXPECT_TRUE(rep.pools_full());
+}
+
+TEST(MemoryBinding, LocalBindsEachChannelToItsReceiversNodeAndThePoolToTheSources) {
+    const AppConfig app = parse_app_config(farm_app("memory: local\n"), "test.yaml");
+    AppRunner r(app);
+    expect_pool_policy(r.pool(), {MemoryPolicy::Local, {numa_of(r, "src")}});
+    expect_channel_policy(r, "channel src -> parse", {MemoryPolicy::Local, {numa_of(r, "parse")}});
+    expect_channel_policy(r, "channel fw.emitter -> fw.1", {MemoryPolicy::Local, {numa_of(r, "fw.1")}});
+    EXPECT_EQ(r.run().delivered, 1000u);
+}
+
+// The default binds nothing: no system call, today's placement (pages where first written).
+TEST(MemoryBinding, FirstTouchEverywhereBindsNothing) {
+    const AppConfig app = parse_app_config(farm_app("memory: first_touch\n"), "test.yaml");
+    AppRunner r(app);
+    EXPECT_FALSE(r.memory_plan().bind);
+    EXPECT_TRUE(r.bound_memory().empty());
+}
+
+// A node's own setting: its input channel follows it; the others follow the app's explicitly
+// (so a neighbour's binding never spills onto them).
+TEST(MemoryBinding, ANodesSettingPlacesItsInputChannels) {
+    const AppConfig app = parse_app_config(farm_app("", "", ", memory: interleave"), "test.yaml");
+    AppRunner r(app);
+    expect_channel_policy(r, "channel src -> parse", {MemoryPolicy::Interleave, r.memory_plan().app_nodes});
+    expect_channel_policy(r, "channel parse -> fw.emitter", {MemoryPolicy::FirstTouch, {}});
+    expect_pool_policy(r.pool(), {MemoryPolicy::FirstTouch, {}});
+}
+
+TEST(MemoryBinding, StagesAreBuiltAndOpenedUnderTheirNodesPolicy) {
+    g_probes.clear();
+    const MemoryPlace before = thread_policy();
+    const AppConfig app = parse_app_config(
+        "memory: interleave\npipeline:\n  - { stage: synth, count: 10 }\n  - { stage: memory_probe, name: near, memory: local }\n"
+        "  - { stage: memory_probe, name: spread }\n  - drop\n",
+        "test.yaml");
+    {
+        AppRunner r(app);
+        ASSERT_EQ(g_probes.size(), 2u);
+        const int near = r.memory_plan().numa_of_node[1];
+        EXPECT_EQ(g_probes[0].built, (MemoryPlace{MemoryPolicy::Local, {near}}));
+        EXPECT_EQ(g_probes[0].opened, (MemoryPlace{MemoryPolicy::Local, {near}}));
+        EXPECT_EQ(g_probes[0].socket, near) << "DPDK tables follow StageEnv::socket";
+        EXPECT_EQ(g_probes[1].built, (MemoryPlace{MemoryPolicy::Interleave, r.memory_plan().app_nodes}));
+        EXPECT_EQ(g_probes[1].opened, (MemoryPlace{MemoryPolicy::Interleave, r.memory_plan().app_nodes}));
+        EXPECT_EQ(g_probes[1].socket, -1);
+        EXPECT_EQ(thread_policy(), before) << "the building thread gets its own policy back";
+        EXPECT_EQ(r.run().delivered, 10u);
+    }
+}
+
+TEST(MemoryBinding, NodeMemoryIsPageAlignedAndBoundInsideAPlacement) {
+    const MemoryPlace want{MemoryPolicy::Interleave, host_numa_nodes()};
+    detail::NodeMemoryPlacement placement(want);
+    detail::NodeMemory a(100, -1), b(100, -1);
+    ASSERT_EQ(placement.areas().size(), 2u);
+    for (const detail::NodeMemory* m : {&a, &b}) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(m->get()) % page_size(), 0u);
+        EXPECT_EQ(m->bytes() % page_size(), 0u);
+        EXPECT_EQ(area_policy(m->get(), m->bytes()), want);
+    }
+}
+
+// Stage state: create() and open() run under the node's policy as the thread's own.
+TEST(MemoryBinding, AThreadScopeSetsAndRestoresTheThreadsPolicy) {
+    const MemoryPlace before = thread_policy();
+    {
+        ThreadMemoryScope scope({MemoryPolicy::Local, {host_numa_nodes().front()}});
+        EXPECT_EQ(scope.error(), "");
+        EXPECT_EQ(thread_policy(), (MemoryPlace{MemoryPolicy::Local, {host_numa_nodes().front()}}));
+    }
+    EXPECT_EQ(thread_policy(), before);
+}
+
+}  // namespace
+}  // namespace tp
