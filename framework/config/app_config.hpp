@@ -13,7 +13,7 @@
 //   placement: compact          # linear | snake | compact
 //   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
 //   pipeline:
-//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile
+//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile, memory
 //       name: src               # default: the stage name (then name_2, name_3, ...)
 //       file: capture.pcap      # every other key is a stage parameter
 //     - farm:                   # emitter -> workers -> collector

@@ -42,7 +42,7 @@ void apply_overrides(AppConfig& app, const AppOverrides& o);
 // One `--set PATH=VALUE` (and check_app); tests and programs that build on a config.
 void apply_set(AppConfig& app, const std::string& assignment);
 // `--pcap FILE`: the app's source becomes a `pcap` source reading FILE; it keeps its name and
-// the settings a pcap source also has (loop, pps, mbps, speed, transport, queue, tile).
+// the settings a pcap source also has (loop, pps, mbps, speed, transport, queue, tile, memory).
 void replace_source_with_pcap(AppConfig& app, const std::string& file);
 // `--loop N`: replay count of every source that replays.
 void set_loop(AppConfig& app, const std::string& loops);

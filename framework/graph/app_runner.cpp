@@ -85,7 +85,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             // Stage state: what create() and open() allocate on fresh pages follows the node's setting.
             std::optional<ThreadMemoryScope> state_memory;
             if (memory_.bind) state_memory.emplace(memory_.node[n]);
-            if (state_memory && !state_memory->error().empty())
+            if (state_memory && !state_memory->error().empty() && unplaced_++ == 0)
                 spdlog::warn("memory: {}'s state is not placed ({}): {}", nc.name, describe(memory_.node[n]), state_memory->error());
             instances_.push_back(Instance{&nc, n, nc.stage->create(worker_params(app_, nc, g.nodes[n]))});
             Stage& st = *instances_.back().stage;
@@ -145,19 +145,27 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     }
     map_slots_.resize(app_.patterns.size());
     for (size_t p = 0; p < app_.patterns.size(); ++p)
-        if (app_.patterns[p].map) map_slots_[p] = std::make_unique<MapTaskSlots>(kMapSlots, app_.patterns[p].workers);
+        if (app_.patterns[p].map) {
+            // A map's task slots are its emitter's state (it fills them; the workers read them).
+            std::optional<ThreadMemoryScope> slots_memory;
+            for (size_t n = 0; n < g.nodes.size() && memory_.bind && !slots_memory; ++n)
+                if (g.nodes[n].role == NodeRole::MapEmitter && g.nodes[n].pattern == static_cast<int>(p)) slots_memory.emplace(memory_.node[n]);
+            map_slots_[p] = std::make_unique<MapTaskSlots>(kMapSlots, app_.patterns[p].workers);
+        }
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         tasks_.push_back(make_task(n, chains[n]));
         scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
     }
+    if (unplaced_ > 1) spdlog::warn("memory: {} of {} areas are not placed (the first one's reason above)", unplaced_, bound_.size());
     // Every stage opened and every channel exists: the outputs take their names now.
     outputs_->commit();
 }
 
 void AppRunner::note_bound(std::vector<BoundArea> areas) {
     for (BoundArea& a : areas) {
+        // A host that refuses mbind (a container without CAP_SYS_NICE) refuses every area: say it once.
         if (a.error.empty()) spdlog::debug("memory: {} ({} bytes at {}) {}", a.what, a.bytes, a.addr, describe(a.place));
-        else spdlog::warn("memory: {} is not placed ({}): {}", a.what, describe(a.place), a.error);
+        else if (unplaced_++ == 0) spdlog::warn("memory: {} is not placed ({}): {}", a.what, describe(a.place), a.error);
         bound_.push_back(std::move(a));
     }
 }

@@ -94,6 +94,7 @@ private:
     AppPlan plan_;
     MemoryPlan memory_;
     std::vector<BoundArea> bound_;
+    size_t unplaced_ = 0;  // areas and stages the kernel refused to place (warned once)
     void note_bound(std::vector<BoundArea> areas);
     // The files stages write, under temporary names until the constructor has started
     // everything; declared first among what stages use, so a failed start removes them last.
