@@ -27,9 +27,9 @@ uint32_t frame_hash(const rte_mbuf* m, uint32_t length) {
 }  // namespace
 
 void Dedup::check_params(const ParamValues& p) {
-    const uint64_t memory = p.get_uint("memory");
-    if (memory != 0 && memory < 64)
-        p.fail("memory", "'memory' must be 0 (2048 bytes per window slot) or at least 64 bytes");
+    const uint64_t bytes = p.get_uint("copy_bytes");
+    if (bytes != 0 && bytes < 64)
+        p.fail("copy_bytes", "'copy_bytes' must be 0 (2048 bytes per window slot) or at least 64 bytes");
 }
 
 Dedup::Dedup(const ParamValues& p) : Stage(kKind) {
@@ -39,14 +39,14 @@ Dedup::Dedup(const ParamValues& p) : Stage(kKind) {
     shortened_ = declare_event("window_shortened");
     const uint64_t window = p.get_uint("window");
     window_ = static_cast<uint32_t>(window);
-    uint64_t memory = p.get_uint("memory");
-    if (memory == 0) memory = window * kDefaultBytesPerSlot;
+    uint64_t bytes = p.get_uint("copy_bytes");
+    if (bytes == 0) bytes = window * kDefaultBytesPerSlot;
 
     slots_.resize(window_);
     const uint32_t buckets = std::bit_ceil(std::max<uint32_t>(window_ * 2, 16));
     buckets_.assign(buckets, kNone);
     bucket_mask_ = buckets - 1;
-    arena_.resize(memory);
+    arena_.resize(bytes);
 }
 
 bool Dedup::is_duplicate(const rte_mbuf* m, uint32_t length, uint32_t hash) const {
@@ -126,7 +126,7 @@ TILEPIPE_STAGE(Dedup, "dedup",
                                "how many of the most recently passed distinct frames a frame is "
                                "compared with")
                    .between(1, kWindowMax),
-               param<uint64_t>("memory", 0,
+               param<uint64_t>("copy_bytes", 0,
                                "bytes for the copies of the window's frames; 0 = 2048 per "
                                "window slot (too little shortens the window: event "
                                "\"window_shortened\")")

@@ -5,7 +5,7 @@
 //
 // Parameters
 //   window  how many of the most recently passed frames a new frame is compared with  default 1024
-//   memory  bytes kept for those frames' copies; 0 = 2048 per window slot             default 0
+//   copy_bytes  bytes kept for those frames' copies; 0 = 2048 per window slot         default 0
 //
 // How: every passed frame is hashed (CRC32-C over all its bytes, every segment) and copied
 // into a circular byte arena; a table of chained buckets maps hashes to the frames in the

@@ -201,7 +201,7 @@ public:
         } else if (k == "tile") {
             if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
             nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
-        } else if (is_node_memory_key(*nc.stage, k, v.IsScalar() ? v.Scalar() : "")) {
+        } else if (k == "memory") {
             nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
         } else {
             if (nc.stage->find_param(k) == nullptr)
@@ -308,8 +308,7 @@ private:
 
     static std::string param_names(const StageInfo& s) {
         std::vector<std::string> v{"name", "transport", "queue", "tile", "memory"};
-        for (const auto& p : s.params)
-            if (p.name != "memory") v.push_back(p.name);  // dedup's own `memory` is listed once
+        for (const auto& p : s.params) v.push_back(p.name);
         return join(v);
     }
 

@@ -18,9 +18,6 @@ MemorySetting read_memory_setting(const std::string& text, const Location& where
     return MemorySetting{p, where};
 }
 
-bool is_node_memory_key(const StageInfo& stage, const std::string& key, const std::string& value) {
-    return key == "memory" && (stage.find_param("memory") == nullptr || memory_policy_named(value).has_value());
-}
 
 MemoryPolicy memory_policy_of(const AppConfig& app) { return app.memory.policy.value_or(MemoryPolicy::FirstTouch); }
 

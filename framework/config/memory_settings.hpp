@@ -7,9 +7,7 @@
 //     - farm: { workers: 4, memory: interleave,  # a farm or map: its emitter, workers and
 //               worker: [stage: pass] }          # collector, unless a worker stage says otherwise
 //
-// A node inherits its farm's or map's setting, which inherits the app's. On a stage that has a
-// parameter of its own named `memory` (dedup), `memory:` is that parameter unless its value
-// names a policy.
+// A node inherits its farm's or map's setting, which inherits the app's.
 #pragma once
 
 #include <optional>
@@ -36,8 +34,6 @@ const char* memory_policy_names();
 std::optional<MemoryPolicy> memory_policy_named(const std::string& text);
 // `text` given at `where` as a setting; throws LocatedError naming the values otherwise.
 MemorySetting read_memory_setting(const std::string& text, const Location& where);
-// Whether a node's `key: value` is the memory setting rather than a parameter of its stage.
-bool is_node_memory_key(const StageInfo& stage, const std::string& key, const std::string& value);
 
 // The policy in force on a stage node (its own, its farm's or map's, the app's), on a pattern
 // (its own, the app's), and app-wide.

@@ -81,8 +81,10 @@ std::vector<Case> cases() {
          "both choose the sample"},
         // dedup
         {"DedupWindowZero", mid("  - stage: dedup\n    window: 0\n"), "window", "must be from 1 to 16777216"},
-        {"DedupMemoryTooSmall", mid("  - stage: dedup\n    memory: 10\n"), "memory", "at least 64 bytes"},
-        {"DedupMemoryTooLarge", mid("  - stage: dedup\n    memory: 20G\n"), "memory", "must be from 0 to 17179869184"},
+        {"DedupCopyBytesTooSmall", mid("  - stage: dedup\n    copy_bytes: 10\n"), "copy_bytes", "at least 64 bytes"},
+        {"DedupCopyBytesTooLarge", mid("  - stage: dedup\n    copy_bytes: 20G\n"), "copy_bytes", "must be from 0 to 17179869184"},
+        // memory: the node's placement on every stage, never a stage's parameter
+        {"DedupMemoryIsPlacement", mid("  - stage: dedup\n    memory: 4096\n"), "memory", "unknown memory placement '4096'"},
         // rate_limit
         {"RateLimitRateAndPps", mid("  - stage: rate_limit\n    burst: 10\n    rate: 1000\n    pps: 10\n"), "pps",
          "set exactly one of 'rate'"},

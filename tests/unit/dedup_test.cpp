@@ -95,7 +95,7 @@ TEST(DedupRegistration, IsAProcessorWithWindowAndMemory) {
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(info->kind, StageKind::Processor);
     EXPECT_EQ(info->find_param("window")->default_text, "1024");
-    EXPECT_NE(info->find_param("memory"), nullptr);
+    EXPECT_NE(info->find_param("copy_bytes"), nullptr);
 }
 
 TEST_F(DedupTest, DuplicatesWithinTheWindowAreDroppedInBurstAndAcrossBursts) {
@@ -131,15 +131,15 @@ TEST_F(DedupTest, FramesInSeveralSegmentsAreComparedWholeWhateverTheSplit) {
 
 TEST_F(DedupTest, TooLittleMemoryShortensTheWindowButNeverDropsADistinctFrame) {
     // Room for two 60-byte copies: the first leaves before the window (10) would let it.
-    Dedup d(params_of("dedup", {{"window", "10"}, {"memory", "130"}}));
+    Dedup d(params_of("dedup", {{"window", "10"}, {"copy_bytes", "130"}}));
     EXPECT_EQ(run(d, {A, B, C, A, C}, 256, 1), (std::vector<std::string>{A, B, C, A}));
     // A's copy is overwritten by C's; when A's turn to leave a window of 3 comes (at D), it
     // is counted as having left early.
-    Dedup three(params_of("dedup", {{"window", "3"}, {"memory", "130"}}));
+    Dedup three(params_of("dedup", {{"window", "3"}, {"copy_bytes", "130"}}));
     const std::string D(60, 'd');
     EXPECT_EQ(run(three, {A, B, C, D}, 256, 1), (std::vector<std::string>{A, B, C, D}));
     EXPECT_EQ(event(three, "window_shortened"), 1u);
-    Dedup tiny(params_of("dedup", {{"memory", "64"}}));
+    Dedup tiny(params_of("dedup", {{"copy_bytes", "64"}}));
     const std::string long_frame(100, 'l');
     EXPECT_EQ(run(tiny, {long_frame, long_frame}), (std::vector<std::string>{long_frame, long_frame}));
     EXPECT_EQ(event(tiny, "too_long"), 2u);
@@ -152,7 +152,7 @@ TEST(DedupParams, BadValuesAreRefusedAtTheirParameter) {
     } catch (const LocatedError& e) {
         EXPECT_EQ(e.where().line, 2);
     }
-    EXPECT_THROW(Dedup(params_of("dedup", {{"memory", "10"}})), LocatedError);
+    EXPECT_THROW(Dedup(params_of("dedup", {{"copy_bytes", "10"}})), LocatedError);
 }
 
 // The specification, written the slow way: the window is the last `window` frames passed.

@@ -121,14 +121,15 @@ TEST(MemoryConfig, SetReachesTheAppAFarmAndANode) {
     }
 }
 
-// dedup has a `memory` parameter of its own (bytes): a number stays that, a policy name is the placement.
-TEST(MemoryConfig, DedupKeepsItsOwnMemoryParameter) {
-    const std::string y = "pipeline:\n  - synth\n  - { stage: dedup, memory: 4096 }\n  - { stage: dedup, name: d2, memory: local }\n  - drop\n";
+// `memory` on a node is always its placement; dedup's byte budget is `copy_bytes`.
+TEST(MemoryConfig, MemoryOnANodeIsItsPlacementOnEveryStage) {
+    const std::string y = "pipeline:\n  - synth\n  - { stage: dedup, copy_bytes: 4096, memory: local }\n  - drop\n";
     const AppConfig app = parse_app_config(y, "test.yaml");
-    EXPECT_EQ(app.pipeline[1].params.get_uint("memory"), 4096u);
-    EXPECT_FALSE(app.pipeline[1].memory.policy.has_value());
-    EXPECT_EQ(app.pipeline[2].memory.policy, MemoryPolicy::Local);
-    EXPECT_FALSE(app.pipeline[2].params.given("memory"));
+    EXPECT_EQ(app.pipeline[1].params.get_uint("copy_bytes"), 4096u);
+    EXPECT_EQ(app.pipeline[1].memory.policy, MemoryPolicy::Local);
+    EXPECT_NE(error_of("pipeline:\n  - synth\n  - { stage: dedup, memory: 4096 }\n  - drop\n")
+                  .find("test.yaml:3:29: unknown memory placement '4096'"),
+              std::string::npos);
 }
 
 // Every page of every chunk of the pool carries `want`.
