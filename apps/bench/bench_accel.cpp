@@ -16,6 +16,7 @@
 #include "apps/bench/bench_accel.hpp"
 #include "apps/bench/benches.hpp"
 #include "apps/bench/harness.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
 #include "tilepipe/accelerator.hpp"
 
 namespace tp::bench {
@@ -42,14 +43,19 @@ const char* kHelp =
     "Accelerator against FastFlow's ff_Farm with an input channel (tilepipe-bench built beside\n"
     "FastFlow's headers: ../shared/third_party/fastflow), interleaved, same tasks and busy work.\n"
     "The loop: offload a task, read the results ready (non-blocking), repeat; then end of stream\n"
-    "and the rest. FastFlow runs with no_mapping(), in blocking mode and/or its default spinning.\n"
+    "and the rest. FastFlow runs with no_mapping(), in blocking mode (and/or its default spin).\n"
     "  --task-ns LIST     busy work per task in ns, calibrated here (default 5,1000)\n"
     "  --tasks N          tasks per measurement (default: 1000000 for tasks under 100 ns,\n"
     "                     else about 0.2 s of work for the farm)\n"
     "  --workers N        farm workers (default 2)\n"
     "  --dispatch D       tilepipe's dispatch: round_robin or on_demand (default round_robin)\n"
     "  --transport T      tilepipe's channels: ring, sm, sm_shared or lock (default ring)\n"
-    "  --fastflow LIST    FastFlow variants: blocking, spin, none (default blocking,spin)\n"
+    "  --capacity K       tasks each tilepipe worker may hold (default: the accelerator's,\n"
+    "                     1024 round robin, 4 on demand)\n"
+    "  --cpus LIST        tilepipe's workers' CPUs, one per worker (default: the accelerator's)\n"
+    "  --fastflow LIST    FastFlow variants: blocking, spin, none (default blocking). spin is\n"
+    "                     FastFlow's default; with more threads than CPUs under a real-time\n"
+    "                     policy (chrt) its spinning threads can starve one another for minutes\n"
     "  --reps N           repetitions of each measurement (default 5, at least 1)\n"
     "  --json OUT         also write {\"bench\": \"accel\", \"rows\": [...]} to OUT\n"
     "  --help             this text\n";
@@ -102,7 +108,7 @@ AccelOutcome run_tilepipe(const AccelRun& run, const AcceleratorOptions& base) {
 }  // namespace
 
 int run_accel(int argc, char** argv) {
-    const Args args(argc, argv, {"reps", "json", "task-ns", "tasks", "workers", "dispatch", "transport", "fastflow"},
+    const Args args(argc, argv, {"reps", "json", "task-ns", "tasks", "workers", "dispatch", "transport", "fastflow", "cpus", "capacity"},
                     {"help"});
     if (args.has("help")) {
         std::fputs(kHelp, stdout);
@@ -117,6 +123,13 @@ int run_accel(int argc, char** argv) {
     else if (dispatch != "round_robin")
         throw std::invalid_argument("--dispatch is round_robin or on_demand, got '" + dispatch + "'");
     base.transport = args.str("transport", "ring");
+    if (args.has("capacity"))
+        base.capacity = static_cast<uint32_t>(std::min<uint64_t>(at_least(args, "capacity", 1, 1), 1u << 20));
+    const std::vector<int> allowed = allowed_cpus();
+    for (const auto& cpu : args.list("cpus", {})) base.cpus.push_back(allowed_cpu(cpu, "--cpus", allowed));
+    if (!base.cpus.empty() && base.cpus.size() != workers)
+        throw std::invalid_argument("--cpus: one CPU per worker (" + std::to_string(workers) + "), got " +
+                                    std::to_string(base.cpus.size()));
     std::vector<double> sizes;
     for (const auto& s : args.list("task-ns", {"5", "1000"})) {
         double v = -1;
@@ -131,7 +144,7 @@ int run_accel(int argc, char** argv) {
         sizes.push_back(v);
     }
     std::vector<std::string> impls{"tilepipe"};
-    for (const auto& f : args.list("fastflow", {"blocking", "spin"})) {
+    for (const auto& f : args.list("fastflow", {"blocking"})) {
         if (f == "none") continue;
         if (f != "blocking" && f != "spin")
             throw std::invalid_argument("--fastflow: each variant is blocking, spin or none, got '" + f + "'");

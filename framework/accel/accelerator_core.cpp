@@ -10,8 +10,8 @@
 //
 // Waking: each worker sleeps on its own doorbell, made light (the caller rings it after every
 // offload without a fence; a parking worker pays with a process-wide barrier). The caller
-// sleeps on one doorbell the workers ring after each burst of results, at exit and on
-// failure. Channels carry no doorbells of their own: this file rings them.
+// sleeps on one doorbell the workers ring every few bursts of results, when they go idle,
+// at exit and on failure. Channels carry no doorbells of their own: this file rings them.
 //
 // Memory orders: slot contents are published by the channels' release/acquire (see
 // Channel); `failed_` and `abort_` are release stores read with acquire, so the failure text
@@ -19,6 +19,7 @@
 // caller's alone.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/channel/transport_ring.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/doorbell.hpp"
 #include "framework/runtime/wait_policy.hpp"
@@ -36,9 +38,16 @@ namespace tp::detail {
 namespace {
 
 constexpr uint32_t kBurst = 32;
+constexpr uint32_t kGatherPauses = 32;
+constexpr std::chrono::microseconds kSlice{50};
+// A worker rings the caller's doorbell after this many results, and whenever it goes idle: a
+// caller asleep waiting for room or results is woken once per few bursts, not per burst (a
+// futex wake costs the worker microseconds), and never left waiting, since a worker the
+// caller no longer feeds soon goes idle.
+constexpr uint32_t kRingEvery = 4 * kBurst;
 
 uint32_t per_worker_capacity(const AcceleratorOptions& o) {
-    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 256u : 4u);
+    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 1024u : 4u);
     if (want > (1u << 20)) throw std::invalid_argument("accelerator: capacity must be at most 1048576 tasks per worker, got " + std::to_string(want));
     uint32_t l = 1;
     while (l < want) l <<= 1;
@@ -61,6 +70,10 @@ void check_options(const AcceleratorOptions& o) {
 struct AcceleratorCore::Impl {
     struct Worker {
         std::unique_ptr<Channel<uint64_t>> in, out;
+        // The same channels when they are `ring`s (the default): the caller's per-task calls
+        // then go straight to the final class, inlined, instead of through the vtable.
+        RingChannel<uint64_t>* in_ring = nullptr;
+        RingChannel<uint64_t>* out_ring = nullptr;
         Doorbell bell;
         std::thread thread;
         uint64_t sent = 0, taken = 0;  // caller only
@@ -81,6 +94,7 @@ struct AcceleratorCore::Impl {
     unsigned next_collect = 0;
     bool eos = false;
     bool joined = false;
+    bool shared_cpus = false;  // more threads than CPUs (set before the workers start)
 
     // Shared: set once by a failing worker (first failure wins), read by the caller.
     alignas(64) std::atomic<bool> failed{false};
@@ -93,12 +107,21 @@ struct AcceleratorCore::Impl {
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
+        shared_cpus = shared;
         // Spinning on a CPU another runnable thread needs only delays it: yield at once then.
         if (shared) caller_wait.spin_rounds = worker_wait.spin_rounds = 0;
+        // A caller waiting for room or results yields for a while before sleeping: a worker
+        // hands results back in bursts, and waking a sleeping caller for each one would cost
+        // the worker a futex call per burst.
+        // Sharing CPUs, it sleeps sooner instead: a thread polling a CPU keeps a worker waiting
+        // for that CPU off it under a real-time policy.
+        caller_wait.yield_rounds = shared ? 16 : 256;
         for (unsigned i = 0; i < n; ++i) {
             auto wk = std::make_unique<Worker>();
             wk->in = make_word_channel({o.transport, cap, -1});
             wk->out = make_word_channel({o.transport, cap, -1});
+            wk->in_ring = dynamic_cast<RingChannel<uint64_t>*>(wk->in.get());
+            wk->out_ring = dynamic_cast<RingChannel<uint64_t>*>(wk->out.get());
             wk->bell.make_light();  // rung after every offload (ring_light)
             workers.push_back(std::move(wk));
         }
@@ -115,6 +138,8 @@ struct AcceleratorCore::Impl {
         if (cpu >= 0) pin_current_thread(cpu);
         name_current_thread(name.c_str());
         uint64_t slots[kBurst];
+        auto slice_start = std::chrono::steady_clock::now();
+        uint32_t unrung = 0;  // results handed back since the caller's doorbell was last rung
         for (;;) {
             uint32_t got = 0;
             bool stop = false;
@@ -127,7 +152,12 @@ struct AcceleratorCore::Impl {
                 stop = got == 0;
                 return true;
             };
-            worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
+            if (!attempt()) {
+                // Going idle: whatever was handed back unannounced is announced now, so a
+                // caller waiting for it wakes (see kRingEvery).
+                if (unrung != 0) caller_bell.ring(), unrung = 0;
+                worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
+            }
             if (stop) break;
             try {
                 work.process(i, slots, got);
@@ -141,7 +171,23 @@ struct AcceleratorCore::Impl {
             // Never short: at most L tasks are outstanding per worker and `out` holds L.
             uint32_t done = 0;
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
-            caller_bell.ring();
+            if ((unrung += got) >= kRingEvery) caller_bell.ring(), unrung = 0;
+            // A short burst means the worker keeps up with the caller: each look at an
+            // almost empty channel would move the caller's index line over for a task or
+            // two. Letting a few more tasks gather first (a bounded pause, well under a
+            // microsecond) turns that into one line transfer per burst.
+            if (got < kBurst)
+                for (uint32_t k = 0; k < kGatherPauses; ++k) cpu_pause();
+            // Sharing CPUs, a busy worker yields now and then: under a real-time policy
+            // nothing else would run on its CPU until its queue empties, the caller included,
+            // and every other worker would starve for tasks meanwhile.
+            if (shared_cpus) {
+                const auto now = std::chrono::steady_clock::now();
+                if (now - slice_start > kSlice) {
+                    yield_cpu();
+                    slice_start = std::chrono::steady_clock::now();
+                }
+            }
         }
         w.out->close();
         caller_bell.ring();
@@ -185,18 +231,16 @@ struct AcceleratorCore::Impl {
         return best;
     }
 
-    // Moves finished results out of their slots (round robin: of the worker waited for).
+    // Moves up to a burst of finished results out of their slots, so the next offload finds
+    // one free: from the worker waited for (round robin) or the first that has some.
     void make_room() {
         uint64_t slots[kBurst];
         for (unsigned k = 0; k < n; ++k) {
-            const unsigned i = round_robin ? next_worker : k;
-            Worker& w = *workers[i];
-            uint32_t got;
-            while ((got = w.out->try_recv_burst(slots, kBurst)) != 0) {
-                for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
-                w.taken += got;
-            }
-            if (round_robin) break;
+            Worker& w = *workers[round_robin ? next_worker : k];
+            const uint32_t got = w.out->try_recv_burst(slots, kBurst);
+            for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
+            w.taken += got;
+            if (round_robin || got != 0) return;
         }
     }
 
@@ -208,7 +252,8 @@ struct AcceleratorCore::Impl {
 
     int64_t take_from(unsigned i) {
         uint64_t slot;
-        if (!workers[i]->out->try_recv(slot)) return kNone;
+        Worker& w = *workers[i];
+        if (!(w.out_ring != nullptr ? w.out_ring->try_recv(slot) : w.out->try_recv(slot))) return kNone;
         ++workers[i]->taken;
         return static_cast<int64_t>(slot);
     }
@@ -286,7 +331,7 @@ void AcceleratorCore::commit(uint64_t slot) {
     m.seq_of[slot] = m.offloaded++;
     ++w.sent;
     // Never refused: fewer than L tasks were outstanding (reserve) and `in` holds L.
-    while (!w.in->try_send(slot)) yield_cpu();
+    while (!(w.in_ring != nullptr ? w.in_ring->try_send(slot) : w.in->try_send(slot))) yield_cpu();
     w.bell.ring_light();
     m.next_worker = (i + 1) % m.n;
 }

@@ -62,7 +62,7 @@ struct AcceleratorOptions {
     /// Result order.
     Collection collection = Collection::unordered;
     /// Tasks one worker may hold at once (queued, running or finished but unread), rounded up
-    /// to a power of two; 0 picks 256 for round_robin and 4 for on_demand.
+    /// to a power of two; 0 picks 1024 for round_robin and 4 for on_demand.
     uint32_t capacity = 0;
     /// Transport of the channels between the caller and each worker: `ring` (default), `sm`,
     /// `sm_shared` or `lock` (see the transports in the README).
@@ -248,7 +248,6 @@ private:
             ++next_seq_;
             return true;
         }
-        core_->check();
         const int64_t s = core_->take(block, ordered_ ? next_seq_ : detail::AcceleratorCore::kAny);
         if (s < 0) return false;
         out = std::move(result(static_cast<uint64_t>(s)));

@@ -450,5 +450,24 @@ TEST(Cli, BenchConfigMistakesAreLocated) {
     fs::remove(conf);
 }
 
+TEST(Cli, AccelBenchChecksEveryResultAndSaysWhyFastFlowIsSkipped) {
+    const std::string json = tmp_path("accel.json");
+    const CommandResult r = tilepipe("bench accel --reps 1 --tasks 3000 --task-ns 5,200 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;  // 1 when a task was lost or its result changed
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    EXPECT_EQ(j["bench"], "accel");
+    ASSERT_EQ(j["rows"].size(), 2u);  // the tilepipe command has no FastFlow in it
+    for (const auto& row : j["rows"]) {
+        EXPECT_EQ(row["impl"], "tilepipe");
+        EXPECT_EQ(row["tasks"], 3000);
+        EXPECT_GT(row["mtasks_per_s"].get<double>(), 0.0);
+    }
+    EXPECT_NE(r.err.find("skipping fastflow_blocking: run tilepipe-bench"), std::string::npos) << r.err;
+    const CommandResult bad = tilepipe("bench accel --dispatch sideways");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--dispatch is round_robin or on_demand, got 'sideways'"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tp::test
