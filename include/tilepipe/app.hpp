@@ -29,22 +29,19 @@
 #include <utility>
 #include <vector>
 
+#include "tilepipe/error.hpp"
+
 namespace tp {
 
 /// Bad input to an app built in C++ (an unknown stage, a value out of range, a pipeline that does
-/// not end with a sink...), or a run that could not start. what() reads "place: message".
-class AppError : public std::runtime_error {
+/// not end with a sink...), or a run that could not start. what() reads "place: message"; a
+/// LocatedError whose place is the program's (so one catch serves config files and programs).
+class AppError : public LocatedError {
 public:
     /// An error at `place` (e.g. "pipeline[1] (farm rtc)", "app 'forward' setting queue").
-    AppError(const std::string& place, const std::string& message);
+    AppError(const std::string& place, const std::string& message) : LocatedError(Location{place}, message) {}
     /// Where in the program's app the problem is.
-    const std::string& place() const noexcept { return place_; }
-    /// What is wrong, without the place.
-    const std::string& message() const noexcept { return message_; }
-
-private:
-    std::string place_;
-    std::string message_;
+    const std::string& place() const noexcept { return where().file; }
 };
 
 /// A setting's or parameter's value, held as the text an app config would hold.
@@ -263,6 +260,12 @@ public:
     AppBuilder& topology(const std::string& preset) { return set("topology", preset); }
     /// How nodes map onto tiles: linear, snake or compact.
     AppBuilder& placement(const std::string& how) { return set("placement", how); }
+
+    /// Loads the stages of the plugin library at `path` (as the `plugins:` key does; a relative
+    /// path is relative to the working directory) when the app is validated or run, before its
+    /// stages are looked up. Plugins in the default folders ($TILEPIPE_PLUGIN_PATH,
+    /// <libdir>/tilepipe/plugins) load then too, as for `tilepipe run`.
+    AppBuilder& plugin(const std::string& path);
 
     /// A new node running the registered stage `stage`, with `params` (any key Node::set takes).
     Node stage(const std::string& stage, std::initializer_list<Setting> params = {});
