@@ -81,6 +81,7 @@ private:
 /// One key and its value, for the parameter lists of AppBuilder::stage.
 using Setting = std::pair<std::string, Value>;
 
+/// The builder's state, internal (pimpl): handles point into it.
 struct AppBuilderState;
 
 /// A stage node of an AppBuilder (a handle: copies refer to the same node). Made by
@@ -236,7 +237,9 @@ public:
     AppBuilder(AppBuilder&& other) noexcept;
     /// Moves the app; handles made by `other` now refer to this one.
     AppBuilder& operator=(AppBuilder&& other) noexcept;
+    /// Not copyable: handles refer to one app.
     AppBuilder(const AppBuilder&) = delete;
+    /// Not copyable: handles refer to one app.
     AppBuilder& operator=(const AppBuilder&) = delete;
 
     /// An app-wide key as YAML holds it: `app`, `transport`, `queue`, `topology`, `placement`,
@@ -321,7 +324,9 @@ public:
     explicit Runtime(RuntimeOptions options = {});
     /// Gives the claim back; EAL stays up (see the class comment).
     ~Runtime();
+    /// Not copyable: one per process.
     Runtime(const Runtime&) = delete;
+    /// Not copyable: one per process.
     Runtime& operator=(const Runtime&) = delete;
 
     /// Validates `app`, starts EAL if it is not up, runs the app to the end of its sources and
