@@ -1,5 +1,7 @@
 #include "apps/tilepipe/app_args.hpp"
 
+#include "framework/plugin/plugin_loader.hpp"
+
 namespace tp::cli {
 
 void add_app_options(CLI::App* cmd, AppArgs& a) {
@@ -18,9 +20,18 @@ void add_app_options(CLI::App* cmd, AppArgs& a) {
                     "override a setting: NODE.PARAM=VALUE, FARM.workers=4, FARM.W/NODE.PARAM=VALUE (one worker), "
                     "queue=256, pool.mbufs=8191 (repeatable)")
         ->allow_extra_args(false);
+    add_plugin_option(cmd, a.plugins);
+}
+
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins) {
+    cmd->add_option("--plugin", plugins,
+                    "load stages from this shared library (repeatable; also: the config's plugins:, "
+                    "$TILEPIPE_PLUGIN_PATH, <libdir>/tilepipe/plugins)")
+        ->allow_extra_args(false);
 }
 
 AppConfig load_app(const AppArgs& a) {
+    load_plugins(a.plugins);
     AppConfig app = load_app_config(a.conf);
     apply_overrides(app, a.overrides);
     return app;

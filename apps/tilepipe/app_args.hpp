@@ -15,11 +15,15 @@ namespace tp::cli {
 struct AppArgs {
     std::string conf;
     AppOverrides overrides;
+    std::vector<std::string> plugins;  // --plugin FILE, loaded before CONF is read
 };
 
 void add_app_options(CLI::App* cmd, AppArgs& a);
 
-// Loads CONF and applies --pcap, --loop, --topology and --set (overrides.hpp); LocatedError on
+// --plugin FILE (repeatable): a shared library of stages to load (framework/plugin/).
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins);
+
+// Loads the default plugin folders' and --plugin's plugins, then CONF, and applies --pcap, --loop, --topology and --set (overrides.hpp); LocatedError on
 // any problem (before anything starts).
 AppConfig load_app(const AppArgs& a);
 

@@ -6,17 +6,26 @@
 #include <vector>
 
 #include "apps/tilepipe/commands.hpp"
+#include "apps/tilepipe/app_args.hpp"
+#include "framework/plugin/plugin_loader.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp::cli {
 
 namespace {
-int list_stages(const std::string& only) {
+int list_stages(const std::string& only, const std::vector<std::string>& plugins) {
+    try {
+        load_plugins(plugins);
+    } catch (const LocatedError& e) {
+        std::fprintf(stderr, "tilepipe: %s\n", e.what());
+        return kExitUsage;
+    }
     bool found = false;
     for (const StageInfo* s : StageRegistry::instance().all()) {
         if (!only.empty() && s->name != only) continue;
         found = true;
-        std::printf("%s (%s)\n    %s\n", s->name.c_str(), stage_kind_name(s->kind), s->description.c_str());
+        std::printf("%s (%s%s%s)\n    %s\n", s->name.c_str(), stage_kind_name(s->kind),
+                    s->origin.empty() ? "" : ", plugin ", s->origin.c_str(), s->description.c_str());
         // Columns as wide as this stage's longest entry, so long names never shift the rest.
         struct Row { std::string name, type, def, help; };
         std::vector<Row> rows;
@@ -50,9 +59,11 @@ int list_stages(const std::string& only) {
 
 void add_stages(CLI::App& app, Action& action) {
     auto only = std::make_shared<std::string>();
+    auto plugins = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd = app.add_subcommand("stages", "list every stage with its parameters (type, default, meaning)");
     cmd->add_option("STAGE", *only, "show only this stage");
-    cmd->callback([only, &action] { action = [only] { return list_stages(*only); }; });
+    add_plugin_option(cmd, *plugins);
+    cmd->callback([only, plugins, &action] { action = [only, plugins] { return list_stages(*only, *plugins); }; });
 }
 
 }  // namespace tp::cli

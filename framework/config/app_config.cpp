@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/config/plugins_key.hpp"
 #include "framework/config/yaml_location.hpp"
 #include "framework/topology/placement.hpp"
 
@@ -17,7 +18,7 @@ namespace tp {
 
 namespace {
 
-constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, pipeline";
+constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, plugins, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
@@ -634,6 +635,7 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
                                   " --config " + file + "`");
         }
         if (k == "pipeline") pipeline = v;
+        else if (k == "plugins") load_config_plugins(v, file);  // before the pipeline's stages are looked up
         else r.app_key(app, it->first, k, v);
     }
     if (!pipeline) throw LocatedError(Location{file, 1, 1}, "no 'pipeline:' key: an app needs one");

@@ -406,15 +406,22 @@ void TilesComm::flush_replace(RecvOp& r) {
 // or reached the end.
 void TilesComm::regrant(RecvOp& r) {
     if (!r.rts) return;  // eager: nothing to grant
-    const size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
+    size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
+    if (want < r.total) want &= ~(kWord - 1);  // whole words: only a last segment ends mid-word
     if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
         r.granted = want;
         r.grant_due = true;
     }
 }
 
-bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
-    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) {
+// A message is padded to whole lines of the ring (a header and 4k - 1 words: 4k slots of
+// 16 bytes), so a short one lies in one line and its pop waits for one line, not two.
+// `words` has room for the padding. Not padded: a data segment that is neither full nor
+// the message's last (its receiver takes its length from the message's).
+bool TilesComm::push(int dest, noc::Tag tag, uint64_t* words, uint32_t n, bool pad) {
+    const uint32_t padded = pad ? ((n + 4) & ~3u) - 1 : n;
+    for (uint32_t i = n; i < padded; ++i) words[i] = 0;
+    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, padded)) {
         note_refused(dest);
         return false;
     }
@@ -515,7 +522,7 @@ bool TilesComm::push_sends() {
             const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
             w[0] = uint64_t{s.rts ? s.recv_id : static_cast<uint32_t>(slot)} | (uint64_t(s.pushed) << 32);
             std::memcpy(w + 1, s.buf + s.pushed, k);
-            if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k))) break;
+            if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k), s.pushed + k == s.bytes)) break;
             --credits_[s.dest];
             s.pushed += k;
             any = true;
@@ -540,8 +547,8 @@ bool TilesComm::push_control() {
     const uint32_t batch = std::max(1u, credits_max_ / 2);
     for (size_t src = 0; src < owed_.size(); ++src) {
         if (owed_[src] < batch || finished(static_cast<int>(src))) continue;
-        const uint64_t w = owed_[src];
-        if (push(static_cast<int>(src), kCredit, &w, 1)) {
+        uint64_t w[3] = {owed_[src]};
+        if (push(static_cast<int>(src), kCredit, w, 1)) {
             owed_[src] = 0;
             any = true;
         }
@@ -549,7 +556,7 @@ bool TilesComm::push_control() {
     for (size_t i = 0; i < active_.size();) {
         RecvOp& r = recvs_[active_[i]];
         if (r.grant_due) {
-            const uint64_t w[2] = {uint64_t{r.msgid} | (uint64_t(active_[i]) << 32), r.granted};
+            uint64_t w[3] = {uint64_t{r.msgid} | (uint64_t(active_[i]) << 32), r.granted};
             if (push(r.msrc, kGrant, w, 2)) {
                 r.grant_due = false;
                 any = true;
@@ -598,6 +605,18 @@ void TilesComm::check_peers(const char* call) {
 // ---- point to point ---------------------------------------------------------------------
 
 void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
+    // A message its envelope holds, with nothing waiting before it for any destination
+    // (pair order) and a credit: pushed at once and complete (eager), with no operation slot.
+    if (bytes <= kEagerBytes && outbox_.empty() && credits_[dest] != 0) {
+        uint64_t w[noc::kMaxPayload];
+        w[0] = static_cast<uint32_t>(tag);  // context 0, not ready-to-send
+        w[1] = bytes;                       // no send slot: nothing follows this envelope
+        if (bytes != 0) std::memcpy(w + 2, buf, bytes);
+        if (push(dest, kEnvelope, w, 2 + words_for(bytes))) {
+            --credits_[dest];
+            return;
+        }
+    }
     const OfferGuard guard{*this};
     const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "send", true);
     block([&] { return sends_[s].done; }, "send");
@@ -605,7 +624,49 @@ void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
 }
 
 RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
-    const int r = post_recv(buf, cap, source, 0, tag, "recv");
+    int r = -1;
+    // With no receive posted and nothing unexpected, this receive is the first match of
+    // whatever arrives: take an envelope-only message straight from the queue into `buf`,
+    // with no operation slot, while spinning and yielding. A match that is not such a
+    // message, and a wait that reaches the park phase (where check_peers watches the posted
+    // receives), go through a posted receive.
+    if (posted_.empty() && unexpected_.empty()) {
+        RawStatus st;
+        bool got = false;
+        auto attempt = [&] {
+            noc::MessageHeader h;
+            bool popped = false;
+            for (int i = 0; i < 64 && !got && r < 0 && net_.try_pop(mailbox_, h, scratch_); ++i) {
+                popped = true;
+                const uint64_t* w = scratch_;
+                const int src = static_cast<int>(h.source);
+                if (h.tag == kEnvelope && ((w[0] >> 32) & 0xff) == 0 && (source == any_source || src == source) &&
+                    tag_fits(tag, static_cast<uint32_t>(w[0]))) {
+                    const size_t total = static_cast<uint32_t>(w[1]);
+                    if (((w[0] >> 40) & 1) == 0 && total <= kEagerBytes && total <= cap) {
+                        ++owed_[src];
+                        if (total != 0) std::memcpy(buf, w + 2, total);
+                        st = RawStatus{src, static_cast<int>(static_cast<uint32_t>(w[0])), total};
+                        got = true;
+                        break;
+                    }
+                    r = post_recv(buf, cap, source, 0, tag, "recv");  // nothing unexpected matches it
+                }
+                handle(h);
+            }
+            if (popped) wake_refused();
+            if (!outbox_.empty()) push_sends();
+            push_control();
+            return got || r >= 0;
+        };
+        const WaitPolicy& p = shared_.options.wait;
+        for (uint32_t round = 0; !attempt() && round < p.spin_rounds + p.yield_rounds; ++round) {
+            if (round < p.spin_rounds) cpu_pause();
+            else yield_cpu();
+        }
+        if (got) return st;
+    }
+    if (r < 0) r = post_recv(buf, cap, source, 0, tag, "recv");
     block([&] { return recvs_[r].done; }, "recv");
     return finish_recv(r);
 }

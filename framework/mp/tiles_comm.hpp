@@ -192,7 +192,7 @@ private:
     void regrant(RecvOp& r);
     bool push_sends();
     bool push_control();
-    bool push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n);
+    bool push(int dest, noc::Tag tag, uint64_t* words, uint32_t n, bool pad = true);
     void note_refused(int dest);
     void wake_refused();
     void check_peers(const char* call);

@@ -62,4 +62,8 @@ void PendingOutputs::commit() {
     committed_ = true;
 }
 
+std::string output_name(PendingOutputs* outputs, const std::string& path) {
+    return outputs != nullptr ? outputs->reserve(path) : path;
+}
+
 }  // namespace tp

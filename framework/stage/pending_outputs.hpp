@@ -40,10 +40,8 @@ private:
     bool committed_ = false;
 };
 
-// The name a stage creates for output `path`: reserved in `outputs` when the stage runs in an
-// app (outputs != nullptr), `path` itself otherwise.
-inline std::string output_name(PendingOutputs* outputs, const std::string& path) {
-    return outputs != nullptr ? outputs->reserve(path) : path;
-}
+// The name a stage creates for output `path` (declared with Stage: tilepipe/stage.hpp):
+// reserved in `outputs` when the stage runs in an app (outputs != nullptr), `path` otherwise.
+std::string output_name(PendingOutputs* outputs, const std::string& path);
 
 }  // namespace tp

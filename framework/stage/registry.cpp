@@ -1,8 +1,22 @@
 #include "framework/stage/registry.hpp"
 
+#include <mutex>
 #include <stdexcept>
 
 namespace tp {
+
+namespace {
+// Builders noted before the registry was first asked (static initialization) or since.
+std::vector<StageInfoBuilder>& noted_builders() {
+    static std::vector<StageInfoBuilder> v;
+    return v;
+}
+// The plugin being loaded, if any (dlopen runs its registrars on the loading thread).
+thread_local std::vector<StageInfoBuilder>* t_collecting = nullptr;
+std::mutex g_noted_lock;  // registrars of a plugin loaded while another thread asks
+}  // namespace
+
+void collect_stage_builders(std::vector<StageInfoBuilder>* into) { t_collecting = into; }
 
 const ParamSpec* StageInfo::find_param(const std::string& p) const {
     for (const auto& s : params)
@@ -10,15 +24,40 @@ const ParamSpec* StageInfo::find_param(const std::string& p) const {
     return nullptr;
 }
 
+std::string stage_origin(const StageInfo& info) { return info.origin.empty() ? "built-in" : info.origin; }
+
 StageRegistry& StageRegistry::instance() {
     static StageRegistry r;
+    r.build_noted();
     return r;
+}
+
+void StageRegistry::build_noted() {
+    const std::lock_guard<std::mutex> g(g_noted_lock);
+    std::vector<StageInfoBuilder>& noted = noted_builders();
+    for (StageInfoBuilder build : noted) add(build());
+    noted.clear();
 }
 
 void StageRegistry::add(StageInfo info) {
     const std::string name = info.name;
     if (!stages_.emplace(name, std::move(info)).second)
         throw std::logic_error("stage '" + name + "' registered twice");
+}
+
+void StageRegistry::add_all(std::vector<StageInfo> infos) {
+    std::map<std::string, const StageInfo*> mine;
+    for (const StageInfo& s : infos) {
+        const StageInfo* other = find(s.name);
+        if (other == nullptr) {
+            auto [it, fresh] = mine.emplace(s.name, &s);
+            if (fresh) continue;
+            other = it->second;
+        }
+        throw std::runtime_error("stage '" + s.name + "' is already registered by " + stage_origin(*other) +
+                                 " (stage names must be unique)");
+    }
+    for (StageInfo& s : infos) add(std::move(s));
 }
 
 const StageInfo* StageRegistry::find(const std::string& name) const {
@@ -33,3 +72,12 @@ std::vector<const StageInfo*> StageRegistry::all() const {
 }
 
 }  // namespace tp
+
+extern "C" void tilepipe_add_stage_builder(tp::StageInfoBuilder build) {
+    if (tp::t_collecting != nullptr) {
+        tp::t_collecting->push_back(build);
+        return;
+    }
+    const std::lock_guard<std::mutex> g(tp::g_noted_lock);
+    tp::noted_builders().push_back(build);
+}

@@ -17,6 +17,8 @@ const char* stage_kind_name(StageKind k) {
     return "?";
 }
 
+rte_mempool* packet_pool(const StageEnv& env) { return env.pool != nullptr ? env.pool->get() : nullptr; }
+
 Stage::~Stage() = default;
 void Stage::open(StageEnv&) {}
 SourceStatus Stage::produce(Burst&) { return SourceStatus::Done; }

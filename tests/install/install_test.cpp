@@ -1,0 +1,255 @@
+// The installed tilepipe as someone outside the tree uses it: `meson install --destdir` of the
+// build, every examples/*/ project configured and built against the installed tilepipe.pc (and
+// its checks run), then the installed `tilepipe` running the example plugin in an app, and
+// refusing each kind of bad plugin with a message that names the file.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/process.hpp"
+
+namespace fs = std::filesystem;
+using tp::test::CommandResult;
+using tp::test::run_command;
+
+namespace {
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+}
+
+std::string sh_quote(const std::string& s) { return "'" + s + "'"; }
+
+// Set up once: the install tree and the examples built against it.
+struct Installed {
+    std::string root;      // the --destdir folder
+    std::string bin;       // its bin/tilepipe
+    std::string pkgconfig; // the folder holding tilepipe.pc
+    std::string plugin;    // the example plugin, built against it
+    std::string install_log;
+    int install_status = -1;
+    std::map<std::string, CommandResult> examples;  // name -> setup + build + test
+};
+
+Installed* g = nullptr;
+
+class InstallTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        g = new Installed;
+        // meson test points LD_LIBRARY_PATH at the build's libraries: the installed tilepipe
+        // must find its own.
+        ::unsetenv("LD_LIBRARY_PATH");
+        char tmpl[] = "/tmp/tp-install-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        g->root = tmpl;
+        const CommandResult inst = run_command("meson install -C " + sh_quote(env("TILEPIPE_BUILD_ROOT")) +
+                                               " --no-rebuild --quiet --destdir " + sh_quote(g->root));
+        g->install_status = inst.status;
+        g->install_log = inst.out + inst.err;
+        if (inst.status != 0) return;
+        for (const auto& e : fs::recursive_directory_iterator(g->root)) {
+            if (e.path().filename() == "tilepipe.pc") g->pkgconfig = e.path().parent_path().string();
+            if (e.path().filename() == "tilepipe" && e.path().parent_path().filename() == "bin")
+                g->bin = e.path().string();
+        }
+        // Every example with a meson.build is a project of its own, built as its user would.
+        const fs::path examples = fs::path(env("TILEPIPE_SOURCE_ROOT")) / "examples";
+        for (const auto& e : fs::directory_iterator(examples)) {
+            if (!fs::exists(e.path() / "meson.build")) continue;
+            const std::string name = e.path().filename().string();
+            const std::string build = g->root + "/ex-" + name;
+            g->examples[name] = run_command("export PKG_CONFIG_PATH=" + sh_quote(g->pkgconfig) + " && meson setup " +
+                                            sh_quote(build) + " " + sh_quote(e.path().string()) + " >/dev/null && ninja -C " +
+                                            sh_quote(build) + " -j2 >/dev/null && meson test -C " + sh_quote(build) +
+                                            " --print-errorlogs");
+        }
+        g->plugin = g->root + "/ex-stage_plugin/libbyte_match.so";
+    }
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        fs::remove_all(g->root, ec);
+        delete g;
+        g = nullptr;
+    }
+
+    // The installed tilepipe, from the example plugin's folder (its app's relative paths).
+    static CommandResult tilepipe(const std::string& args, const std::string& env_prefix = "") {
+        return run_command("cd " + sh_quote(env("TILEPIPE_SOURCE_ROOT") + "/examples/stage_plugin") + " && " +
+                           env_prefix + sh_quote(g->bin) + " " + args);
+    }
+    void SetUp() override {
+        ASSERT_EQ(g->install_status, 0) << g->install_log;
+        ASSERT_FALSE(g->bin.empty()) << "no bin/tilepipe installed";
+        ASSERT_FALSE(g->pkgconfig.empty()) << "no tilepipe.pc installed";
+    }
+};
+
+// The app of examples/stage_plugin keeps the 500 TCP packets of 1000 and drops the 500 UDP
+// ones under the plugin's drop reason.
+void expect_byte_match_counts(const CommandResult& r, const std::string& json_path) {
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ifstream in(json_path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << "no report";
+    EXPECT_EQ(j["packets"], 1000);
+    EXPECT_EQ(j["delivered"], 500);
+    EXPECT_EQ(j["drops"], 500);
+    EXPECT_EQ(j["unaccounted"], 0);
+    EXPECT_NE(r.out.find("drop no_match: 500"), std::string::npos) << r.out;
+}
+
+std::string copy_plugin(const std::string& from, const std::string& dir, const std::string& name) {
+    fs::create_directories(dir);
+    ::chmod(dir.c_str(), 0755);
+    const std::string to = dir + "/" + name;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    ::chmod(to.c_str(), 0755);
+    return to;
+}
+
+}  // namespace
+
+TEST_F(InstallTest, InstallsTheLibraryHeadersCommandAndPkgConfig) {
+    const fs::path libdir = fs::path(g->pkgconfig).parent_path();
+    EXPECT_TRUE(fs::exists(libdir / "libtilepipe.so"));
+    const fs::path include = libdir.parent_path().parent_path() / "include" / "tilepipe";
+    for (const char* h : {"stage.hpp", "packet.hpp", "params.hpp", "error.hpp", "registration.hpp", "version.hpp"})
+        EXPECT_TRUE(fs::exists(include / h)) << h;
+    const std::string pc = tp::test::read_file(g->pkgconfig + "/tilepipe.pc");
+    EXPECT_NE(pc.find("Requires: libdpdk"), std::string::npos) << pc;
+    // The command finds the installed library wherever the tree lies (its rpath is relative).
+    const CommandResult r = run_command(sh_quote(g->bin) + " --version");
+    EXPECT_EQ(r.status, 0) << r.err;
+    const CommandResult ldd = run_command("ldd " + sh_quote(g->bin));
+    const size_t line = ldd.out.find("libtilepipe.so");
+    ASSERT_NE(line, std::string::npos) << ldd.out;
+    EXPECT_NE(ldd.out.substr(line, ldd.out.find('\n', line) - line).find("=> " + g->root + "/"), std::string::npos) << ldd.out;
+}
+
+TEST_F(InstallTest, EveryExampleBuildsAgainstTheInstalledTreeAndPassesItsChecks) {
+    ASSERT_TRUE(g->examples.count("stage_plugin")) << "examples/stage_plugin has no meson.build";
+    for (const auto& [name, r] : g->examples) EXPECT_EQ(r.status, 0) << "examples/" << name << ":\n" << r.out << r.err;
+}
+
+TEST_F(InstallTest, RunsThePluginStageNamedOnTheCommandLine) {
+    const std::string json = g->root + "/cli.json";
+    expect_byte_match_counts(tilepipe("run byte_match_app.yaml --quiet --json " + json + " --plugin " + sh_quote(g->plugin)), json);
+}
+
+TEST_F(InstallTest, RunsThePluginStageAnAppConfigLoadsRelativeToItsFolder) {
+    const std::string app = g->root + "/apps/app.yaml";
+    fs::create_directories(g->root + "/apps");
+    std::ofstream(app) << "plugins: [../ex-stage_plugin/libbyte_match.so]\n"
+                          "pipeline:\n"
+                          "  - { stage: synth, proto: mix, flows: 2, count: 1000 }\n"
+                          "  - { stage: byte_match, value: 6 }\n"
+                          "  - drop\n";
+    const std::string json = g->root + "/key.json";
+    expect_byte_match_counts(tilepipe("run " + sh_quote(app) + " --quiet --json " + json), json);
+}
+
+TEST_F(InstallTest, LoadsPluginsFromTheDefaultFolderAndThePluginPath) {
+    const std::string libdir = fs::path(g->pkgconfig).parent_path().string();
+    const std::string in_default = copy_plugin(g->plugin, libdir + "/tilepipe/plugins", "libbyte_match.so");
+    CommandResult r = tilepipe("stages byte_match");
+    fs::remove(in_default);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("byte_match (processor, plugin " + fs::canonical(libdir).string() + "/tilepipe/plugins/libbyte_match.so)"),
+              std::string::npos) << r.out;
+    // Gone from the folder: unknown again.
+    EXPECT_EQ(tilepipe("stages byte_match").status, 2);
+
+    const std::string elsewhere = copy_plugin(g->plugin, g->root + "/path-dir", "libbm.so");
+    r = tilepipe("stages byte_match", "TILEPIPE_PLUGIN_PATH=" + sh_quote(g->root + "/path-dir") + " ");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("plugin " + elsewhere), std::string::npos) << r.out;
+}
+
+TEST_F(InstallTest, ValidateChecksAPluginStagesParametersLikeABuiltIns) {
+    const std::string p = " --plugin " + sh_quote(g->plugin);
+    CommandResult r = tilepipe("validate byte_match_app.yaml" + p);
+    EXPECT_EQ(r.status, 0) << r.err;
+    r = tilepipe("validate byte_match_app.yaml --set tcp_only.action=keep" + p);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("drop, count"), std::string::npos) << r.err;
+    r = tilepipe("validate byte_match_app.yaml --set tcp_only.value=300" + p);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("value"), std::string::npos) << r.err;
+    // The stage's own check_params, before anything runs.
+    r = tilepipe("validate byte_match_app.yaml --set tcp_only.mask=0x0f --set tcp_only.value=0x16" + p);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("outside `mask`"), std::string::npos) << r.err;
+}
+
+// Each refusal: exit 2, the file named, the reason said, and no stage of it in use.
+void expect_refused(const CommandResult& r, const std::string& file, const std::string& reason) {
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
+TEST_F(InstallTest, RefusesAPluginThatDoesNotExist) {
+    const std::string missing = g->root + "/nowhere/libmissing.so";
+    expect_refused(tilepipe("stages --plugin " + sh_quote(missing)), missing, "does not exist");
+}
+
+TEST_F(InstallTest, RefusesAFileThatIsNotASharedLibrary) {
+    const std::string text = g->root + "/text/libtext.so";
+    fs::create_directories(g->root + "/text");
+    std::ofstream(text) << "not a library\n";
+    expect_refused(tilepipe("validate byte_match_app.yaml --plugin " + sh_quote(text)), text,
+                   "cannot be loaded as a shared library");
+}
+
+TEST_F(InstallTest, RefusesALibraryWithoutTheRegistrationEntryPoint) {
+    const std::string lib = env("TILEPIPE_PLUGIN_NO_ENTRY");
+    expect_refused(tilepipe("stages --plugin " + sh_quote(lib)), lib, "no registration entry point 'tilepipe_plugin'");
+}
+
+TEST_F(InstallTest, RefusesAPluginBuiltForAnotherAbiVersionNamingBoth) {
+    const std::string lib = env("TILEPIPE_PLUGIN_WRONG_ABI");
+    const CommandResult r = tilepipe("stages --plugin " + sh_quote(lib));
+    expect_refused(r, lib, "built for stage ABI version 42");
+    EXPECT_NE(r.err.find("has stage ABI version 1"), std::string::npos) << r.err;
+}
+
+TEST_F(InstallTest, RefusesAStageNamedLikeABuiltInAndRegistersNoneOfThatPlugin) {
+    const std::string lib = env("TILEPIPE_PLUGIN_DUPLICATE");
+    const CommandResult r = tilepipe("stages fresh_stage --plugin " + sh_quote(lib));
+    expect_refused(r, lib, "stage 'sample' is already registered by built-in");
+    EXPECT_EQ(r.out.find("fresh_stage"), std::string::npos) << r.out;
+}
+
+TEST_F(InstallTest, RefusesTwoPluginsWithTheSameStageNamingBothFiles) {
+    const std::string a = copy_plugin(g->plugin, g->root + "/two", "liba.so");
+    const std::string b = copy_plugin(g->plugin, g->root + "/two", "libb.so");
+    const CommandResult r = tilepipe("stages --plugin " + sh_quote(a) + " --plugin " + sh_quote(b));
+    expect_refused(r, b, "stage 'byte_match' is already registered by " + a);
+    // The same file twice (or under a second name) loads once.
+    const std::string link = g->root + "/two/liblink.so";
+    fs::create_symlink(a, link);
+    EXPECT_EQ(tilepipe("stages byte_match --plugin " + sh_quote(a) + " --plugin " + sh_quote(link)).status, 0);
+}
+
+TEST_F(InstallTest, RefusesAPluginFileOrFolderOthersCanWrite) {
+    const std::string file = copy_plugin(g->plugin, g->root + "/gw-file", "libbm.so");
+    ::chmod(file.c_str(), 0775);
+    expect_refused(tilepipe("stages --plugin " + sh_quote(file)), file, "is writable by its group");
+    const std::string in_dir = copy_plugin(g->plugin, g->root + "/ow-dir", "libbm.so");
+    ::chmod((g->root + "/ow-dir").c_str(), 0757);
+    expect_refused(tilepipe("stages --plugin " + sh_quote(in_dir)), g->root + "/ow-dir", "is writable by others");
+    // The same through the config's plugins: key, pointing at the entry.
+    const std::string app = g->root + "/gw-app.yaml";
+    std::ofstream(app) << "plugins:\n  - gw-file/libbm.so\npipeline: [synth, drop]\n";
+    const CommandResult r = tilepipe("validate " + sh_quote(app));
+    expect_refused(r, app + ":2:5", "writable by its group");
+}
