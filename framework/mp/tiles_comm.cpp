@@ -371,7 +371,14 @@ void TilesComm::regrant(RecvOp& r) {
 bool TilesComm::push(int dest, noc::Tag tag, uint64_t* words, uint32_t n, bool pad) {
     const uint32_t padded = pad ? ((n + 4) & ~3u) - 1 : n;
     for (uint32_t i = n; i < padded; ++i) words[i] = 0;
-    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, padded)) {
+    // The last route, kept: a run of messages to one rank skips the tag table (tags are bound
+    // once, before the ranks start, so a route never goes stale).
+    if (dest != route_dest_ || tag != route_tag_) {
+        route_ = net_.route(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag);
+        route_dest_ = dest;
+        route_tag_ = tag;
+    }
+    if (!net_.try_push(route_, words, padded)) {
         note_refused(dest);
         return false;
     }

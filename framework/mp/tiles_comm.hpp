@@ -232,6 +232,9 @@ private:
     uint32_t coll_seq_ = 0;
     bool rearmed_ = false;     // a refused push set its bit anew since the last park announcement
     size_t replace_peak_ = 0;  // see replace_peak_bytes()
+    noc::MessageNetwork::Route route_;  // of the last push (see push())
+    int route_dest_ = -1;
+    noc::Tag route_tag_ = 0;
     uint64_t scratch_[noc::kMaxPayload];
 };
 

@@ -7,7 +7,6 @@
 
 namespace tp::mp::detail {
 
-
 void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
     // A message its envelope holds, with nothing waiting before it for any destination
     // (pair order) and a credit: pushed at once and complete (eager), with no operation slot.
