@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/builder/app_state.hpp"
+#include "framework/builder/run_steps.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -49,39 +50,60 @@ Runtime::~Runtime() { g_runtime_alive.store(false); }
 
 void Runtime::stop() noexcept { request_stop(); }
 
-Report Runtime::run(const AppBuilder& builder, const RunSettings& settings) {
-    AppConfig app;
+PreparedRun prepare_run(const AppBuilderState& state, const RuntimeOptions& options, const RunSettings& settings) {
+    PreparedRun run;
     std::optional<AppPlan> plan;
     try {
-        app = builder.state_->assemble();
-        plan = plan_app(app);  // placement errors are the app's: before EAL
+        run.app = state.assemble();
+        plan = plan_app(run.app);  // placement errors are the app's: before EAL
     } catch (const LocatedError& e) {
         throw to_app_error(e);
     }
-    RunReport report;
     try {
         if (!eal_started()) {
-            EalOptions eal = eal_options_for(app, *plan);
-            eal.user_args = options_.eal_args;
-            if (options_.memory_mb != 0) eal.memory_bytes = options_.memory_mb << 20;
-            check_pool_memory(app, *plan, eal, eal_memory_available(eal));
+            EalOptions eal = eal_options_for(run.app, *plan);
+            eal.user_args = options.eal_args;
+            if (options.memory_mb != 0) eal.memory_bytes = options.memory_mb << 20;
+            check_pool_memory(run.app, *plan, eal, eal_memory_available(eal));
             eal_start(eal);
         }
         if (settings.handle_signals) install_stop_signal_handlers(SecondSignal::CutShort);
-        AppRunner runner(app, std::move(*plan));
-        RunOptions opts;
-        opts.progress = settings.progress;
-        report = runner.run(opts);
+        run.runner = std::make_unique<AppRunner>(run.app, std::move(*plan));
     } catch (const LocatedError& e) {
         clear_stop_request();
         throw to_app_error(e);
     } catch (const std::exception& e) {
         clear_stop_request();
-        throw AppError("app '" + app.name + "'", e.what());
+        throw AppError("app '" + run.app.name + "'", e.what());
+    }
+    return run;
+}
+
+RunReport run_prepared(PreparedRun& run, const RunSettings& settings) {
+    RunReport report;
+    try {
+        RunOptions opts;
+        opts.progress = settings.progress;
+        report = run.runner->run(opts);
+    } catch (const LocatedError& e) {
+        clear_stop_request();
+        throw to_app_error(e);
+    } catch (const std::exception& e) {
+        clear_stop_request();
+        throw AppError("app '" + run.app.name + "'", e.what());
     }
     clear_stop_request();  // a stop asked of this run ends only this run
+    return report;
+}
+
+Report finish_run(RunReport report, const AppConfig& app, const RunSettings& settings) {
     finish_report(report, app, settings.config, {});
     return public_report(report);
+}
+
+Report Runtime::run(const AppBuilder& builder, const RunSettings& settings) {
+    PreparedRun run = prepare_run(*builder.state_, options_, settings);
+    return finish_run(run_prepared(run, settings), run.app, settings);
 }
 
 }  // namespace tp

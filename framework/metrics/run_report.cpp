@@ -27,6 +27,7 @@ std::string rates(uint64_t packets, uint64_t bytes, double seconds) {
 // What a sink did with what it was handed, in words.
 std::string sink_action(const StageReport& st) {
     const std::string n = std::to_string(st.out) + (st.out == 1 ? " packet" : " packets");
+    if (st.stage == "results") return "handed " + n + " to the program (a packet accelerator's results)";
     if (st.output.empty()) return "dropped " + n + " (a drop sink: counted as delivered)";
     if (st.output_is_device) return "transmitted " + n + " on " + st.output;
     return "wrote " + n + " to " + st.output;

@@ -289,6 +289,7 @@ public:
 
 private:
     friend class Runtime;
+    friend class PacketAccelerator;
     std::unique_ptr<AppBuilderState> state_;
 };
 
@@ -340,6 +341,7 @@ public:
     static void stop() noexcept;
 
 private:
+    friend class PacketAccelerator;
     RuntimeOptions options_;
 };
 
