@@ -405,7 +405,9 @@ def plot_pingpong(doc, plt):
 
 
 def plot_asym(doc, plt):
-    return line_chart(plt, doc["rows"], lambda r: r.get("transport"), lambda r: r.get("senders"),
+    # The raw and sym rows (one-to-one floors) have no sender count: the curves are the asym rows.
+    rows = [r for r in doc["rows"] if r.get("interface", "asym") == "asym"]
+    return line_chart(plt, rows, lambda r: r.get("transport"), lambda r: r.get("senders"),
                       lambda r: r.get("one_way_ns"), "senders (1 active, the rest idle)", "one-way latency (ns)",
                       "asym: receive latency against senders")
 

@@ -1,9 +1,6 @@
 #include "apps/bench/bench_asym_noc.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "apps/bench/harness.hpp"
 #include "framework/noc/asymmetric_credit_channel.hpp"
@@ -17,7 +14,7 @@ namespace tp::bench {
 namespace {
 
 template <typename Net>
-NocAsymResult run(int cpu_a, int cpu_b, uint32_t senders, uint64_t iters, uint32_t capacity) {
+NocAsymResult run(const Common& c, uint32_t senders, uint64_t iters, uint32_t capacity) {
     noc::NetworkConfig nc;
     nc.tiles = senders + 1;  // tile 0 receives, tiles 1..N send
     nc.queues = 2;           // queue 0: the interface (data at 0, credits at the senders); 1: the reply
@@ -42,40 +39,21 @@ NocAsymResult run(int cpu_a, int cpu_b, uint32_t senders, uint64_t iters, uint32
     rc.credits = std::min(capacity, nc.queue_words / 2);
     noc::CreditChannel<Net> reply(net, rc);
 
-    const uint64_t warmup = iters / 10 + 100;
-    std::atomic<int> ready{0};
-    auto start = [&] {
-        ready.fetch_add(1);  // seq_cst: a start line, off the measured path
-        while (ready.load() != 2) cpu_pause();
-    };
-    std::thread receiver([&] {
-        pin(cpu_b);
-        start();
-        for (uint64_t i = 0; i < warmup + iters; ++i) {
-            uint64_t v;
-            uint32_t from;
-            while (!asym.try_recv(&v, from)) cpu_pause();
-            while (!reply.sender().try_send(&v)) cpu_pause();
-        }
-    });
-    std::thread sender([&] {
-        pin(cpu_a);
-        start();
-        auto round_trip = [&](uint64_t i) {
+    r.one_way = measure(
+        c, iters,
+        [&](uint64_t i) {
             while (!asym.sender(0).try_send(&i)) cpu_pause();
             uint64_t v;
             noc::TileId source;
             while (!reply.receiver().try_recv(&v, source)) cpu_pause();
-            r.errors += v != i;
-        };
-        for (uint64_t i = 0; i < warmup; ++i) round_trip(i);
-        const auto t0 = std::chrono::steady_clock::now();
-        for (uint64_t i = 0; i < iters; ++i) round_trip(warmup + i);
-        const auto t1 = std::chrono::steady_clock::now();
-        r.one_way_ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters) / 2;
-    });
-    sender.join();
-    receiver.join();
+            return v == i;
+        },
+        [&](uint64_t) {
+            uint64_t v;
+            uint32_t from;
+            while (!asym.try_recv(&v, from)) cpu_pause();
+            while (!reply.sender().try_send(&v)) cpu_pause();
+        });
     return r;
 }
 
@@ -83,10 +61,10 @@ NocAsymResult run(int cpu_a, int cpu_b, uint32_t senders, uint64_t iters, uint32
 
 bool is_noc_transport(const std::string& transport) { return transport == "udn" || transport == "udn_eventdev"; }
 
-NocAsymResult measure_noc_asym(int cpu_a, int cpu_b, const std::string& transport, uint32_t senders, uint64_t iters,
+NocAsymResult measure_noc_asym(const Common& c, const std::string& transport, uint32_t senders, uint64_t iters,
                                uint32_t capacity) {
-    if (transport == "udn_eventdev") return run<noc::EventdevNetwork>(cpu_a, cpu_b, senders, iters, capacity);
-    return run<noc::MessageNetwork>(cpu_a, cpu_b, senders, iters, capacity);
+    if (transport == "udn_eventdev") return run<noc::EventdevNetwork>(c, senders, iters, capacity);
+    return run<noc::MessageNetwork>(c, senders, iters, capacity);
 }
 
 }  // namespace tp::bench

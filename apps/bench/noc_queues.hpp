@@ -1,5 +1,5 @@
 // The messaging-network queues the benches measure, behind the benches' try_* interface:
-//  - `udn`, `udn_eventdev`: the channel transports (UdnChannel on a private two-tile
+//  - `udn`, `udn_pair`, `udn_eventdev`: the channel transports (UdnChannel on a private two-tile
 //    network, shared memory or event device), reached through their final types;
 //  - `udn_logical`: what multiplexing costs: kChannels logical channels share one physical
 //    queue each way (each tile has one demux queue, so more interfaces than queues); item i
@@ -86,13 +86,15 @@ private:
 };
 
 inline bool is_noc_queue(const std::string& name) {
-    return name == "udn" || name == "udn_eventdev" || name == "udn_logical";
+    return name == "udn" || name == "udn_eventdev" || name == "udn_logical" || name == "udn_pair";
 }
 
 // Calls f(std::type_identity<Q>{}) for the network queue `name` stands for; false if none.
 template <typename T, typename F>
 bool visit_noc_queue(const std::string& name, F&& f) {
-    if (name == "udn") f(std::type_identity<UdnChannel<T>>{});
+    // A queue built alone is on a private two-tile network: `udn` and `udn_pair` alike here
+    // (bench asym tells them apart: udn's rows use the one-queue many-to-one interface).
+    if (name == "udn" || name == "udn_pair") f(std::type_identity<UdnChannel<T>>{});
     else if (name == "udn_eventdev") f(std::type_identity<UdnChannel<T, noc::EventdevNetwork>>{});
     else if (name == "udn_logical") f(std::type_identity<UdnLogicalQueue<T>>{});
     else return false;

@@ -82,6 +82,8 @@ struct AcceleratorCore::Impl {
     AcceleratorWork& work;
     const unsigned n;
     const uint32_t cap;  // L: tasks one worker may hold
+    const unsigned cap_log2;
+    const bool ordered;  // seq_of is kept only for ordered collection
     const bool round_robin;
     std::vector<std::unique_ptr<Worker>> workers;
     std::vector<uint64_t> seq_of;  // caller only: offload number of each slot's task
@@ -103,7 +105,8 @@ struct AcceleratorCore::Impl {
     std::string failure;
 
     Impl(const AcceleratorOptions& o, AcceleratorWork& w)
-        : work(w), n(o.workers), cap(per_worker_capacity(o)), round_robin(o.dispatch == Dispatch::round_robin),
+        : work(w), n(o.workers), cap(per_worker_capacity(o)), cap_log2(static_cast<unsigned>(__builtin_ctz(cap))),
+          ordered(o.collection == Collection::ordered), round_robin(o.dispatch == Dispatch::round_robin),
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
@@ -224,8 +227,7 @@ struct AcceleratorCore::Impl {
         if (round_robin) return outstanding(next_worker) < cap ? static_cast<int>(next_worker) : -1;
         int best = -1;
         uint64_t least = cap;
-        for (unsigned k = 0; k < n; ++k) {
-            const unsigned i = (next_worker + k) % n;
+        for (unsigned k = 0, i = next_worker; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
             if (outstanding(i) < least) least = outstanding(i), best = static_cast<int>(i);
         }
         return best;
@@ -262,16 +264,17 @@ struct AcceleratorCore::Impl {
     int64_t poll(bool block, uint64_t want) {
         check();
         if (want == kAny) {
-            for (unsigned k = 0; k < n; ++k) {
-                const unsigned i = (next_collect + k) % n;
+            bool busy = false;
+            for (unsigned k = 0, i = next_collect; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
                 if (outstanding(i) == 0) continue;
+                busy = true;
                 const int64_t s = take_from(i);
                 if (s >= 0) {
-                    next_collect = (i + 1) % n;
+                    next_collect = i + 1 == n ? 0 : i + 1;
                     return s;
                 }
             }
-            if (!idle()) return kNone;
+            if (busy) return kNone;
         } else {
             for (unsigned i = 0; i < n; ++i)
                 if (outstanding(i) != 0 && seq_of[uint64_t{i} * cap + (workers[i]->taken & (cap - 1))] == want)
@@ -326,14 +329,15 @@ int64_t AcceleratorCore::reserve(bool block) {
 
 void AcceleratorCore::commit(uint64_t slot) {
     Impl& m = *impl_;
-    const unsigned i = static_cast<unsigned>(slot / m.cap);
+    const unsigned i = static_cast<unsigned>(slot >> m.cap_log2);  // per-task: no division
     Impl::Worker& w = *m.workers[i];
-    m.seq_of[slot] = m.offloaded++;
+    if (m.ordered) m.seq_of[slot] = m.offloaded;
+    ++m.offloaded;
     ++w.sent;
     // Never refused: fewer than L tasks were outstanding (reserve) and `in` holds L.
     while (!(w.in_ring != nullptr ? w.in_ring->try_send(slot) : w.in->try_send(slot))) yield_cpu();
     w.bell.ring_light();
-    m.next_worker = (i + 1) % m.n;
+    m.next_worker = i + 1 == m.n ? 0 : i + 1;
 }
 
 int64_t AcceleratorCore::take(bool block, uint64_t want) {

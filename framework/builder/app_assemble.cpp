@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "framework/builder/app_state.hpp"
+#include "framework/plugin/plugin_loader.hpp"
 
 namespace tp {
 
@@ -17,6 +18,9 @@ public:
         AppConfig app;
         app.name = s_.name;
         app.topology_where = app_where;
+        // Before any stage is looked up, as the CLI loads them before reading the config.
+        load_plugins({});
+        for (const std::string& path : s_.plugins) load_plugin(path, Location{"app '" + s_.name + "' plugin " + path});
         for (const auto& [key, text] : s_.settings) set_app_setting(app, key, text, Location{"app '" + s_.name + "' setting " + key});
         for (size_t i = 0; i < s_.pipeline.size(); ++i) {
             const AppBuilderState::Step& step = s_.pipeline[i];

@@ -9,9 +9,6 @@
 
 namespace tp {
 
-AppError::AppError(const std::string& place, const std::string& message)
-    : std::runtime_error(place + ": " + message), place_(place), message_(message) {}
-
 Value::Value(double v) {
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -99,6 +96,11 @@ AppBuilder& AppBuilder::operator=(AppBuilder&& other) noexcept = default;
 
 AppBuilder& AppBuilder::set(const std::string& key, const Value& value) {
     record(checked(state_.get()).settings, key, value.text());
+    return *this;
+}
+
+AppBuilder& AppBuilder::plugin(const std::string& path) {
+    checked(state_.get()).plugins.push_back(path);
     return *this;
 }
 

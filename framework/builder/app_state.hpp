@@ -37,6 +37,7 @@ struct AppBuilderState {
 
     std::string name;
     Settings settings;  // app-wide
+    std::vector<std::string> plugins;
     std::vector<NodeSpec> nodes;
     std::vector<PatternSpec> patterns;
     std::vector<Step> pipeline;

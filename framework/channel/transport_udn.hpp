@@ -25,6 +25,7 @@
 
 #include "framework/channel/channel.hpp"
 #include "framework/channel/detail/capacity.hpp"
+#include "framework/channel/transport_udn_burst.hpp"
 #include "framework/noc/credit_channel.hpp"
 #include "framework/noc/eventdev_network.hpp"
 #include "framework/noc/message_network.hpp"
@@ -74,27 +75,14 @@ public:
     }
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
-        uint32_t i = 0;
-        uint64_t words[kWords];
-        for (; i < n; ++i) {
-            std::memcpy(words, &items[i], sizeof(T));
-            if (!link_.sender().try_send(words)) break;
-        }
+        const uint32_t i = detail::udn_send_burst(link_.sender(), items, n);
         if (i != 0)
             if (Doorbell* b = this->receiver_bell()) b->ring();
         return i;
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
-        uint64_t words[32 * kWords];
-        uint32_t got = 0;
-        while (got < n) {  // in runs of at most 32
-            const uint32_t want = n - got < 32 ? n - got : 32;
-            const uint32_t m = link_.receiver().try_recv_burst(words, want);
-            std::memcpy(&items[got], words, sizeof(T) * m);
-            got += m;
-            if (m < want) break;
-        }
+        const uint32_t got = detail::udn_recv_burst(link_.receiver(), items, n);
         if (got != 0)
             if (Doorbell* b = this->sender_bell()) b->ring();
         return got;

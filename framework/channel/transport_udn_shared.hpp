@@ -16,11 +16,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "framework/channel/channel.hpp"
+#include "framework/channel/transport_udn_burst.hpp"
 #include "framework/noc/credit_receiver.hpp"
 #include "framework/noc/credit_sender.hpp"
 
@@ -75,12 +75,7 @@ public:
     bool try_recv(T& item) override { return try_recv_burst(&item, 1) == 1; }
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
-        uint32_t i = 0;
-        uint64_t words[kWords];
-        for (; i < n; ++i) {
-            std::memcpy(words, &items[i], sizeof(T));
-            if (!tx_.try_send(words)) break;
-        }
+        const uint32_t i = detail::udn_send_burst(tx_, items, n);
         // ring_light: no fence per send where the receiver's doorbell takes the ordering on
         // itself (Doorbell::make_light); a plain ring otherwise.
         if (i != 0)
@@ -89,15 +84,7 @@ public:
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
-        uint64_t words[32 * kWords];
-        uint32_t got = 0;
-        while (got < n) {  // in runs of at most 32
-            const uint32_t want = n - got < 32 ? n - got : 32;
-            const uint32_t m = rx_.receiver().try_recv_burst(words, want);
-            std::memcpy(&items[got], words, sizeof(T) * m);
-            got += m;
-            if (m < want) break;
-        }
+        const uint32_t got = detail::udn_recv_burst(rx_.receiver(), items, n);
         if (got != 0) rx_.ring_senders();
         return got;
     }

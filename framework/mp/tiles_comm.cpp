@@ -4,28 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "framework/mp/tiles_wire.hpp"
+
 namespace tp::mp::detail {
-
-namespace {
-// Network tags (bound to queue 0 of every rank's tile).
-// w0: tag | ctx << 32 | rts << 40 | direct << 41; w1: bytes | send slot << 32; then eager data,
-// or for a direct offer w2: the handoff's address, w3: the buffer's, w4: the generation
-constexpr noc::Tag kEnvelope = 0x6d01;
-constexpr noc::Tag kGrant = 0x6d02;     // w0: send slot | recv slot << 32; w1: bytes granted so far
-constexpr noc::Tag kData = 0x6d03;      // w0: recv slot | offset << 32; data
-constexpr noc::Tag kCredit = 0x6d04;    // w0: segments handed back
-constexpr noc::Tag kMore = 0x6d05;      // w0: send slot | offset << 32; a streamed eager message's data
-constexpr size_t kStreamSegments = 15;  // a streamed eager message: its envelope and up to 15 segments
-constexpr size_t kWord = sizeof(uint64_t);
-// A blocking send longer than its envelope holds is offered for a direct copy: one copy
-// instead of two through queue slots, for the handoff back (measured faster from 2 KiB on).
-constexpr size_t kDirectBytes = TilesComm::kEagerBytes;
-// Handoff phases (TilesShared::Handoff): offered, being copied, copied, withdrawn.
-constexpr uint64_t kOffered = 0, kCopying = 1, kCopied = 2, kWithdrawn = 3;
-constexpr uint32_t words_for(size_t bytes) { return static_cast<uint32_t>((bytes + kWord - 1) / kWord); }
-
-std::string who(int r) { return "rank " + std::to_string(r); }
-}  // namespace
 
 TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles)
     : options(o), topology(std::move(t)), tile_of_rank(std::move(tiles)), net([&] {
@@ -150,37 +131,6 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
     recvs_[slot].posted = true;
     posted_.push_back(slot);
     return slot;
-}
-
-template <typename Done>
-void TilesComm::block(Done&& done, const char* call) {
-    if (done()) return;
-    const WaitPolicy& policy = shared_.options.wait;
-    policy.wait(
-        [&] {
-            progress();
-            return done();
-        },
-        [&](auto& attempt) {
-            check_peers(call);
-            // As park_on, plus: a refused push marks this rank in the receiver's set before the
-            // announcement (the refusal happened in an earlier attempt), so the receiver's pop
-            // and this re-check are ordered by the bell's barrier (see wake_refused). A refusal
-            // in the re-check that had to set its bit anew (the receiver took it meanwhile) is
-            // not covered by that barrier: go round again instead of sleeping.
-            rearmed_ = false;
-            bell_->prepare_park();
-            if (attempt()) {
-                bell_->cancel_park();
-                return true;
-            }
-            if (rearmed_) {
-                bell_->cancel_park();
-                return false;
-            }
-            bell_->park(policy.park_timeout);
-            return false;
-        });
 }
 
 RawStatus TilesComm::finish_recv(int slot) {
@@ -406,15 +356,29 @@ void TilesComm::flush_replace(RecvOp& r) {
 // or reached the end.
 void TilesComm::regrant(RecvOp& r) {
     if (!r.rts) return;  // eager: nothing to grant
-    const size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
+    size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
+    if (want < r.total) want &= ~(kWord - 1);  // whole words: only a last segment ends mid-word
     if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
         r.granted = want;
         r.grant_due = true;
     }
 }
 
-bool TilesComm::push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n) {
-    if (!net_.try_push(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag, words, n)) {
+// A message is padded to whole lines of the ring (a header and 4k - 1 words: 4k slots of
+// 16 bytes), so a short one lies in one line and its pop waits for one line, not two.
+// `words` has room for the padding. Not padded: a data segment that is neither full nor
+// the message's last (its receiver takes its length from the message's).
+bool TilesComm::push(int dest, noc::Tag tag, uint64_t* words, uint32_t n, bool pad) {
+    const uint32_t padded = pad ? ((n + 4) & ~3u) - 1 : n;
+    for (uint32_t i = n; i < padded; ++i) words[i] = 0;
+    // The last route, kept: a run of messages to one rank skips the tag table (tags are bound
+    // once, before the ranks start, so a route never goes stale).
+    if (dest != route_dest_ || tag != route_tag_) {
+        route_ = net_.route(static_cast<noc::TileId>(rank_), static_cast<noc::TileId>(dest), tag);
+        route_dest_ = dest;
+        route_tag_ = tag;
+    }
+    if (!net_.try_push(route_, words, padded)) {
         note_refused(dest);
         return false;
     }
@@ -515,7 +479,7 @@ bool TilesComm::push_sends() {
             const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
             w[0] = uint64_t{s.rts ? s.recv_id : static_cast<uint32_t>(slot)} | (uint64_t(s.pushed) << 32);
             std::memcpy(w + 1, s.buf + s.pushed, k);
-            if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k))) break;
+            if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k), s.pushed + k == s.bytes)) break;
             --credits_[s.dest];
             s.pushed += k;
             any = true;
@@ -540,8 +504,8 @@ bool TilesComm::push_control() {
     const uint32_t batch = std::max(1u, credits_max_ / 2);
     for (size_t src = 0; src < owed_.size(); ++src) {
         if (owed_[src] < batch || finished(static_cast<int>(src))) continue;
-        const uint64_t w = owed_[src];
-        if (push(static_cast<int>(src), kCredit, &w, 1)) {
+        uint64_t w[3] = {owed_[src]};
+        if (push(static_cast<int>(src), kCredit, w, 1)) {
             owed_[src] = 0;
             any = true;
         }
@@ -549,7 +513,7 @@ bool TilesComm::push_control() {
     for (size_t i = 0; i < active_.size();) {
         RecvOp& r = recvs_[active_[i]];
         if (r.grant_due) {
-            const uint64_t w[2] = {uint64_t{r.msgid} | (uint64_t(active_[i]) << 32), r.granted};
+            uint64_t w[3] = {uint64_t{r.msgid} | (uint64_t(active_[i]) << 32), r.granted};
             if (push(r.msrc, kGrant, w, 2)) {
                 r.grant_due = false;
                 any = true;
@@ -593,172 +557,6 @@ void TilesComm::check_peers(const char* call) {
     for (const SendOp& s : sends_)
         if (s.live && !s.done && gone(s.dest))
             fail(call, "sending to " + who(s.dest) + ", which has finished without receiving the message");
-}
-
-// ---- point to point ---------------------------------------------------------------------
-
-void TilesComm::send_bytes(const void* buf, size_t bytes, int dest, int tag) {
-    const OfferGuard guard{*this};
-    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "send", true);
-    block([&] { return sends_[s].done; }, "send");
-    finish_send(s);
-}
-
-RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
-    const int r = post_recv(buf, cap, source, 0, tag, "recv");
-    block([&] { return recvs_[r].done; }, "recv");
-    return finish_recv(r);
-}
-
-// Request slots: sends even, receives odd.
-Request TilesComm::isend_bytes(const void* buf, size_t bytes, int dest, int tag) {
-    return Request{2 * post_send(buf, bytes, dest, 0, static_cast<uint32_t>(tag), "isend")};
-}
-
-Request TilesComm::irecv_bytes(void* buf, size_t cap, int source, int tag) {
-    return Request{2 * post_recv(buf, cap, source, 0, tag, "irecv") + 1};
-}
-
-RawStatus TilesComm::wait_raw(Request& req) {
-    const int slot = req.slot / 2;
-    if (req.slot % 2 == 0) {
-        if (slot >= static_cast<int>(sends_.size()) || !sends_[slot].live) fail("wait", "the request is not pending");
-        block([&] { return sends_[slot].done; }, "wait");
-        finish_send(slot);
-        return RawStatus{};
-    }
-    if (slot >= static_cast<int>(recvs_.size()) || !recvs_[slot].live) fail("wait", "the request is not pending");
-    block([&] { return recvs_[slot].done; }, "wait");
-    return finish_recv(slot);
-}
-
-RawStatus TilesComm::sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
-                                    int source, int rtag) {
-    const OfferGuard guard{*this};
-    const int r = source == proc_null ? -1 : post_recv(rbuf, rcap, source, 0, rtag, "sendrecv");
-    const int s =
-        dest == proc_null ? -1 : post_send(sbuf, sbytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv", true);
-    block([&] { return (s < 0 || sends_[s].done) && (r < 0 || recvs_[r].done); }, "sendrecv");
-    if (s >= 0) finish_send(s);
-    return r < 0 ? RawStatus{} : finish_recv(r);
-}
-
-RawStatus TilesComm::replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) {
-    if (dest == proc_null && source == proc_null) return RawStatus{};
-    if (dest == proc_null) {
-        const int r = post_recv(buf, bytes, source, 0, rtag, "sendrecv_replace");
-        block([&] { return recvs_[r].done; }, "sendrecv_replace");
-        return finish_recv(r);
-    }
-    const OfferGuard guard{*this};
-    const int s = post_send(buf, bytes, dest, 0, static_cast<uint32_t>(stag), "sendrecv_replace", true);
-    if (source == proc_null) {
-        block([&] { return sends_[s].done; }, "sendrecv_replace");
-        finish_send(s);
-        return RawStatus{};
-    }
-    const int r = post_recv(buf, bytes, source, 0, rtag, "sendrecv_replace", s);
-    block(
-        [&] {
-            RecvOp& rr = recvs_[r];
-            if (rr.matched && !rr.done && sends_[s].done) flush_replace(rr);
-            return sends_[s].done && rr.done;
-        },
-        "sendrecv_replace");
-    finish_send(s);
-    return finish_recv(r);
-}
-
-// ---- collectives ------------------------------------------------------------------------
-
-void TilesComm::coll_send(const void* buf, size_t bytes, int dest, uint32_t tag, const char* call) {
-    const OfferGuard guard{*this};
-    const int s = post_send(buf, bytes, dest, 1, tag, call, true);
-    block([&] { return sends_[s].done; }, call);
-    finish_send(s);
-}
-
-void TilesComm::coll_recv(void* buf, size_t bytes, int source, uint32_t tag, const char* call) {
-    const int r = post_recv(buf, bytes, source, 1, any_tag, call);
-    block([&] { return recvs_[r].done; }, call);
-    const uint32_t got = recvs_[r].mtag;
-    const size_t n = recvs_[r].total;
-    finish_recv(r);
-    static const char* kNames[] = {"?", "barrier", "barrier", "bcast", "reduce", "allreduce", "allreduce"};
-    if (got != tag) {
-        const uint32_t k = std::min<uint32_t>(got >> 28, 6);
-        fail(call, "collective mismatch: this is collective #" + std::to_string(coll_seq_) + " (" + call + ", root " +
-                       std::to_string((tag >> 16) & 0xfff) + ") here, " + who(source) + " called " + kNames[k] +
-                       " (root " + std::to_string((got >> 16) & 0xfff) + ") as collective #" +
-                       std::to_string(got & 0xffff));
-    }
-    if (n != bytes)
-        fail(call, "collective mismatch: " + who(source) + " sent " + std::to_string(n) +
-                       " bytes where this rank's count takes " + std::to_string(bytes));
-}
-
-void TilesComm::tree_bcast(void* buf, size_t bytes, int root, Kind k, const char* call) {
-    const MeshTree& t = shared_.trees[root];
-    const uint32_t tag = coll_tag(k, root);
-    if (rank_ != root) coll_recv(buf, bytes, t.parent[rank_], tag, call);
-    const auto& kids = t.children[rank_];
-    int slots[8];
-    const OfferGuard guard{*this};
-    for (size_t i = 0; i < kids.size(); ++i) slots[i] = post_send(buf, bytes, kids[i], 1, tag, call, true);
-    block(
-        [&] {
-            for (size_t i = 0; i < kids.size(); ++i)
-                if (!sends_[slots[i]].done) return false;
-            return true;
-        },
-        call);
-    for (size_t i = 0; i < kids.size(); ++i) finish_send(slots[i]);
-}
-
-void TilesComm::tree_reduce(const void* send, void* recv, int count, Type t, Op op, int root, Kind k,
-                            const char* call) {
-    const MeshTree& tree = shared_.trees[root];
-    const uint32_t tag = coll_tag(k, root);
-    const size_t bytes = size_t(count) * type_size(t);
-    std::vector<std::byte> acc(static_cast<const std::byte*>(send), static_cast<const std::byte*>(send) + bytes);
-    std::vector<std::byte> in(bytes);
-    for (int child : tree.children[rank_]) {
-        coll_recv(in.data(), bytes, child, tag, call);
-        combine(acc.data(), in.data(), count, t, op);
-    }
-    if (rank_ == root) {
-        if (bytes != 0) std::memcpy(recv, acc.data(), bytes);
-    } else {
-        coll_send(acc.data(), bytes, tree.parent[rank_], tag, call);
-    }
-}
-
-void TilesComm::barrier() {
-    ++coll_seq_;
-    char none = 0;
-    const MeshTree& t = shared_.trees[0];
-    for (int child : t.children[rank_]) coll_recv(&none, 0, child, coll_tag(kBarrierUp, 0), "barrier");
-    if (rank_ != 0) coll_send(&none, 0, t.parent[rank_], coll_tag(kBarrierUp, 0), "barrier");
-    tree_bcast(&none, 0, 0, kBarrierDown, "barrier");
-}
-
-void TilesComm::bcast_bytes(void* buf, size_t bytes, int root) {
-    ++coll_seq_;
-    tree_bcast(buf, bytes, root, kBcast, "bcast");
-}
-
-void TilesComm::reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) {
-    ++coll_seq_;
-    tree_reduce(send, recv, count, t, op, root, kReduce, "reduce");
-}
-
-void TilesComm::allreduce_raw(const void* send, void* recv, int count, Type t, Op op) {
-    ++coll_seq_;
-    const size_t bytes = size_t(count) * type_size(t);
-    std::vector<std::byte> tmp(bytes);
-    tree_reduce(send, tmp.data(), count, t, op, 0, kAllreduceUp, "allreduce");
-    if (rank_ == 0 && bytes != 0) std::memcpy(recv, tmp.data(), bytes);
-    tree_bcast(recv, bytes, 0, kAllreduceDown, "allreduce");
 }
 
 }  // namespace tp::mp::detail

@@ -192,7 +192,7 @@ private:
     void regrant(RecvOp& r);
     bool push_sends();
     bool push_control();
-    bool push(int dest, noc::Tag tag, const uint64_t* words, uint32_t n);
+    bool push(int dest, noc::Tag tag, uint64_t* words, uint32_t n, bool pad = true);
     void note_refused(int dest);
     void wake_refused();
     void check_peers(const char* call);
@@ -232,7 +232,43 @@ private:
     uint32_t coll_seq_ = 0;
     bool rearmed_ = false;     // a refused push set its bit anew since the last park announcement
     size_t replace_peak_ = 0;  // see replace_peak_bytes()
+    noc::MessageNetwork::Route route_;  // of the last push (see push())
+    int route_dest_ = -1;
+    noc::Tag route_tag_ = 0;
     uint64_t scratch_[noc::kMaxPayload];
 };
+
+// Waits until done(), driving progress and following the wait policy (a template: the
+// point-to-point and collective files both use it).
+template <typename Done>
+void TilesComm::block(Done&& done, const char* call) {
+    if (done()) return;
+    const WaitPolicy& policy = shared_.options.wait;
+    policy.wait(
+        [&] {
+            progress();
+            return done();
+        },
+        [&](auto& attempt) {
+            check_peers(call);
+            // As park_on, plus: a refused push marks this rank in the receiver's set before the
+            // announcement (the refusal happened in an earlier attempt), so the receiver's pop
+            // and this re-check are ordered by the bell's barrier (see wake_refused). A refusal
+            // in the re-check that had to set its bit anew (the receiver took it meanwhile) is
+            // not covered by that barrier: go round again instead of sleeping.
+            rearmed_ = false;
+            bell_->prepare_park();
+            if (attempt()) {
+                bell_->cancel_park();
+                return true;
+            }
+            if (rearmed_) {
+                bell_->cancel_park();
+                return false;
+            }
+            bell_->park(policy.park_timeout);
+            return false;
+        });
+}
 
 }  // namespace tp::mp::detail

@@ -29,22 +29,19 @@
 #include <utility>
 #include <vector>
 
+#include "tilepipe/error.hpp"
+
 namespace tp {
 
 /// Bad input to an app built in C++ (an unknown stage, a value out of range, a pipeline that does
-/// not end with a sink...), or a run that could not start. what() reads "place: message".
-class AppError : public std::runtime_error {
+/// not end with a sink...), or a run that could not start. what() reads "place: message"; a
+/// LocatedError whose place is the program's (so one catch serves config files and programs).
+class AppError : public LocatedError {
 public:
     /// An error at `place` (e.g. "pipeline[1] (farm rtc)", "app 'forward' setting queue").
-    AppError(const std::string& place, const std::string& message);
+    AppError(const std::string& place, const std::string& message) : LocatedError(Location{place}, message) {}
     /// Where in the program's app the problem is.
-    const std::string& place() const noexcept { return place_; }
-    /// What is wrong, without the place.
-    const std::string& message() const noexcept { return message_; }
-
-private:
-    std::string place_;
-    std::string message_;
+    const std::string& place() const noexcept { return where().file; }
 };
 
 /// A setting's or parameter's value, held as the text an app config would hold.
@@ -84,6 +81,7 @@ private:
 /// One key and its value, for the parameter lists of AppBuilder::stage.
 using Setting = std::pair<std::string, Value>;
 
+/// The builder's state, internal (pimpl): handles point into it.
 struct AppBuilderState;
 
 /// A stage node of an AppBuilder (a handle: copies refer to the same node). Made by
@@ -239,7 +237,9 @@ public:
     AppBuilder(AppBuilder&& other) noexcept;
     /// Moves the app; handles made by `other` now refer to this one.
     AppBuilder& operator=(AppBuilder&& other) noexcept;
+    /// Not copyable: handles refer to one app.
     AppBuilder(const AppBuilder&) = delete;
+    /// Not copyable: handles refer to one app.
     AppBuilder& operator=(const AppBuilder&) = delete;
 
     /// An app-wide key as YAML holds it: `app`, `transport`, `queue`, `topology`, `placement`,
@@ -263,6 +263,12 @@ public:
     AppBuilder& topology(const std::string& preset) { return set("topology", preset); }
     /// How nodes map onto tiles: linear, snake or compact.
     AppBuilder& placement(const std::string& how) { return set("placement", how); }
+
+    /// Loads the stages of the plugin library at `path` (as the `plugins:` key does; a relative
+    /// path is relative to the working directory) when the app is validated or run, before its
+    /// stages are looked up. Plugins in the default folders ($TILEPIPE_PLUGIN_PATH,
+    /// <libdir>/tilepipe/plugins) load then too, as for `tilepipe run`.
+    AppBuilder& plugin(const std::string& path);
 
     /// A new node running the registered stage `stage`, with `params` (any key Node::set takes).
     Node stage(const std::string& stage, std::initializer_list<Setting> params = {});
@@ -318,7 +324,9 @@ public:
     explicit Runtime(RuntimeOptions options = {});
     /// Gives the claim back; EAL stays up (see the class comment).
     ~Runtime();
+    /// Not copyable: one per process.
     Runtime(const Runtime&) = delete;
+    /// Not copyable: one per process.
     Runtime& operator=(const Runtime&) = delete;
 
     /// Validates `app`, starts EAL if it is not up, runs the app to the end of its sources and

@@ -433,6 +433,44 @@ TEST(Cli, MapvecConfigRunsTheMapBenchmarkWithCheckedResults) {
     EXPECT_EQ(measured, 10u);
 }
 
+// bench asym measures, in one run, the floor (raw), each transport's symmetric ping-pong and
+// its asymmetric interface, and reports delta = asym - sym; --like-pingpong switches to bench
+// pingpong's K and call path (no figure is judged here, only what the report holds).
+TEST(Cli, BenchAsymReportsTheFloorTheSymmetricRowAndTheDelta) {
+    const std::string json = tmp_path("asym.json");
+    for (const bool like : {true, false}) {
+        SCOPED_TRACE(like);
+        const CommandResult r = tilepipe(std::string("bench asym --reps 1 --iters 2000 --senders 1,3 --transports sm,udn ") +
+                                         (like ? "--like-pingpong " : "") + "--json " + json);
+        ASSERT_EQ(r.status, 0) << r.err;
+        const nlohmann::json j = nlohmann::json::parse(read_file(json));
+        fs::remove(json);
+        const auto& rows = j["rows"];
+        ASSERT_EQ(rows.size(), 7u);  // raw, then per transport: sym and N = 1, 3
+        EXPECT_EQ(rows[0]["transport"], "raw");
+        EXPECT_EQ(rows[0]["interface"], "raw");
+        for (size_t t = 0; t < 2; ++t) {
+            const auto& sym = rows[1 + 3 * t];
+            EXPECT_EQ(sym["transport"], t == 0 ? "sm" : "udn");
+            EXPECT_EQ(sym["interface"], "sym");
+            for (size_t k = 1; k <= 2; ++k) {
+                const auto& a = rows[1 + 3 * t + k];
+                EXPECT_EQ(a["transport"], sym["transport"]);
+                EXPECT_EQ(a["interface"], "asym");
+                EXPECT_EQ(a["senders"], k == 1 ? 1 : 3);
+                // One repetition: the delta is this row's latency less the sym row's.
+                EXPECT_NEAR(a["delta_ns"].get<double>(),
+                            a["one_way_ns"].get<double>() - sym["one_way_ns"].get<double>(), 1e-6);
+            }
+        }
+        for (const auto& row : rows) {
+            EXPECT_GT(row["one_way_ns"].get<double>(), 0.0) << row.dump();
+            EXPECT_EQ(row["capacity"], like ? 1 : 64) << row.dump();
+            EXPECT_EQ(row["call_path"], like ? "direct" : "channel") << row.dump();
+        }
+    }
+}
+
 TEST(Cli, BenchConfigMistakesAreLocated) {
     const std::string conf = tmp_path("bad-mapvec.yaml");
     std::ofstream(conf) << "bench: mapvec\nm: [56]\nworkrs: 4\n";

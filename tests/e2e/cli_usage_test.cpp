@@ -194,11 +194,11 @@ TEST(CliBench, EveryBenchStopsOnCtrlCReportsWhatItMeasuredAndExits130) {
     for (const std::string& bench : cases) {
         SCOPED_TRACE(bench);
         const std::string err = tmp_path("bench.err");
-        // Signal once two repetitions have completed (the second blank between dots), so the
-        // outcome depends on no timing.
+        // Signal once two repetitions have completed (the second blank on the line of dots; the
+        // estimate's line has blanks too), so the outcome depends on no timing.
         const CommandResult r = run_command(
             "'" + tilepipe_bin() + "' bench " + bench + " 2>'" + err + "' & p=$!; "
-            "until [ \"$(tr -cd ' ' <'" + err + "' | wc -c)\" -ge 2 ]; do sleep 0.05; done; "
+            "until [ \"$(grep -sE '^[. ]+$' '" + err + "' | tr -cd ' ' | wc -c)\" -ge 2 ]; do sleep 0.05; done; "
             "kill -INT $p; wait $p; echo \"status=$?\"");
         const std::string said = read_file(err);
         fs::remove(err);

@@ -259,6 +259,25 @@ TEST(Builder, AppSettingsAndShapeAreCheckedAsTheFileIs) {
     EXPECT_EQ(error_of(empty), "app 't': the pipeline is empty");
 }
 
+TEST(Builder, APluginThatCannotLoadIsNamedWithItsPath) {
+    AppBuilder app("t");
+    app.plugin("/nonexistent/libnone.so");
+    app.pipeline({app.stage("synth"), app.stage("drop")});
+    EXPECT_EQ(error_of(app).rfind("app 't' plugin /nonexistent/libnone.so: plugin /nonexistent/libnone.so: ", 0), 0u) << error_of(app);
+}
+
+TEST(Builder, ABuilderErrorIsALocatedErrorWithTheProgramsPlace) {
+    AppBuilder app("t");
+    app.pipeline({app.stage("synth"), app.farm("fw").workers(0).worker({app.stage("pass")}), app.stage("drop")});
+    try {
+        app.validate();
+        FAIL() << "validated";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().file, "pipeline[1] (farm fw)");
+        EXPECT_EQ(e.message(), "workers must be between 1 and 1024, got 0");
+    }
+}
+
 TEST(Builder, ANodeStandsInOnePlace) {
     AppBuilder app("t");
     Node pass = app.stage("pass");

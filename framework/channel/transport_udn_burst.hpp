@@ -1,0 +1,40 @@
+// The burst loops of the `udn` transports (UdnChannel on a private network, SharedUdnChannel
+// on the app's): an item is one message of sizeof(T)/8 payload words. They differ only in
+// how they ring the other side, which stays with them.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace tp::detail {
+
+// Sends items[0..n) through `tx` (a credit sender: try_send(const uint64_t*)), one message
+// each, up to the first refusal; returns how many went.
+template <typename T, typename Tx>
+uint32_t udn_send_burst(Tx& tx, const T* items, uint32_t n) {
+    uint64_t words[sizeof(T) / 8];
+    uint32_t i = 0;
+    for (; i < n; ++i) {
+        std::memcpy(words, &items[i], sizeof(T));
+        if (!tx.try_send(words)) break;
+    }
+    return i;
+}
+
+// Receives up to n items through `rx` (a credit receiver: try_recv_burst(uint64_t*, uint32_t))
+// in runs of at most 32 messages; returns how many came.
+template <typename T, typename Rx>
+uint32_t udn_recv_burst(Rx& rx, T* items, uint32_t n) {
+    uint64_t words[32 * (sizeof(T) / 8)];
+    uint32_t got = 0;
+    while (got < n) {
+        const uint32_t want = n - got < 32 ? n - got : 32;
+        const uint32_t m = rx.try_recv_burst(words, want);
+        std::memcpy(&items[got], words, sizeof(T) * m);
+        got += m;
+        if (m < want) break;
+    }
+    return got;
+}
+
+}  // namespace tp::detail
