@@ -307,7 +307,7 @@ private:
     const StageInfo* stage(const YAML::Node& n, const std::string& name) const { return find_stage(name, loc(n)); }
 
     static std::string param_names(const StageInfo& s) {
-        std::vector<std::string> v{"name", "transport", "queue", "tile", "memory"};
+        std::vector<std::string> v = node_keys();
         for (const auto& p : s.params) v.push_back(p.name);
         return join(v);
     }

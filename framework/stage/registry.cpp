@@ -1,5 +1,6 @@
 #include "framework/stage/registry.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
@@ -39,7 +40,24 @@ void StageRegistry::build_noted() {
     noted.clear();
 }
 
+const std::vector<std::string>& node_keys() {
+    static const std::vector<std::string> keys{"name", "transport", "queue", "tile", "memory"};
+    return keys;
+}
+
+namespace {
+// Empty when every parameter of `s` may be given in a pipeline entry, else why not.
+std::string reserved_param_of(const StageInfo& s) {
+    for (const ParamSpec& p : s.params)
+        if (p.name == "stage" || std::find(node_keys().begin(), node_keys().end(), p.name) != node_keys().end())
+            return "stage '" + s.name + "' declares a parameter '" + p.name +
+                   "', a key every pipeline entry reserves (stage, name, transport, queue, tile, memory)";
+    return "";
+}
+}  // namespace
+
 void StageRegistry::add(StageInfo info) {
+    if (const std::string why = reserved_param_of(info); !why.empty()) throw std::logic_error(why);
     const std::string name = info.name;
     if (!stages_.emplace(name, std::move(info)).second)
         throw std::logic_error("stage '" + name + "' registered twice");
@@ -48,6 +66,7 @@ void StageRegistry::add(StageInfo info) {
 void StageRegistry::add_all(std::vector<StageInfo> infos) {
     std::map<std::string, const StageInfo*> mine;
     for (const StageInfo& s : infos) {
+        if (const std::string why = reserved_param_of(s); !why.empty()) throw std::runtime_error(why);
         const StageInfo* other = find(s.name);
         if (other == nullptr) {
             auto [it, fresh] = mine.emplace(s.name, &s);

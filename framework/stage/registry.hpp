@@ -22,11 +22,12 @@ class StageRegistry {
 public:
     // The registry, with every builder noted so far (outside a plugin's loading) built in.
     static StageRegistry& instance();
-    // Adds one stage; std::logic_error when the name is taken (two built-ins: a build error).
+    // Adds one stage; std::logic_error when the name is taken or a parameter has a name every
+    // pipeline entry reserves (for built-ins, both are build errors).
     void add(StageInfo info);
     // Adds every stage of `infos` (one plugin's) or none: a name taken (by the registry or
-    // twice in `infos`) throws std::runtime_error naming the other origin (the caller names
-    // the plugin) before anything is added.
+    // twice in `infos`) or a parameter named as a reserved key throws std::runtime_error
+    // naming the other origin or the key (the caller names the plugin) before anything is added.
     void add_all(std::vector<StageInfo> infos);
     const StageInfo* find(const std::string& name) const;
     std::vector<const StageInfo*> all() const;  // sorted by name
@@ -35,6 +36,10 @@ private:
     void build_noted();
     std::map<std::string, StageInfo> stages_;
 };
+
+// The keys a pipeline entry takes besides its stage's parameters ("name, transport, queue,
+// tile, memory"), so no stage may declare a parameter of those names (nor `stage`).
+const std::vector<std::string>& node_keys();
 
 // "built-in" for a stage of tilepipe or of the program, else the plugin's file.
 std::string stage_origin(const StageInfo& info);

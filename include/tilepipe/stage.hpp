@@ -104,8 +104,11 @@ struct DroppedPackets {
 /// (processors, sinks), and registers with TILEPIPE_STAGE (tilepipe/registration.hpp).
 class Stage {
 public:
+    /// Destroyed after close(), or without it when the app failed to start.
     virtual ~Stage();
+    /// A stage instance owns its counters and state: never copied.
     Stage(const Stage&) = delete;
+    /// Never assigned.
     Stage& operator=(const Stage&) = delete;
 
     /// Source, processor or sink.

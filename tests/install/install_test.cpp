@@ -139,6 +139,19 @@ TEST_F(InstallTest, EveryExampleBuildsAgainstTheInstalledTreeAndPassesItsChecks)
     for (const auto& [name, r] : g->examples) EXPECT_EQ(r.status, 0) << "examples/" << name << ":\n" << r.out << r.err;
 }
 
+TEST_F(InstallTest, AProgramsOwnStageBuiltWithPkgConfigAloneRunsThroughTheInstalledLibrary) {
+    const std::string exe = g->root + "/own_stage_app";
+    const std::string libdir = fs::path(g->pkgconfig).parent_path().string();
+    const CommandResult build = run_command(
+        "export PKG_CONFIG_PATH=" + sh_quote(g->pkgconfig) + " && c++ -std=c++20 -O1 " +
+        sh_quote(env("TILEPIPE_SOURCE_ROOT") + "/tests/install/own_stage_app.cpp") +
+        " $(pkg-config --cflags --libs tilepipe) -Wl,-rpath," + sh_quote(libdir) + " -o " + sh_quote(exe));
+    ASSERT_EQ(build.status, 0) << build.err;
+    const CommandResult r = run_command(sh_quote(exe));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("packets 1000 delivered 500 every_other drops 500"), std::string::npos) << r.out;
+}
+
 TEST_F(InstallTest, RunsThePluginStageNamedOnTheCommandLine) {
     const std::string json = g->root + "/cli.json";
     expect_byte_match_counts(tilepipe("run byte_match_app.yaml --quiet --json " + json + " --plugin " + sh_quote(g->plugin)), json);

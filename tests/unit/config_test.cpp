@@ -21,6 +21,31 @@ std::string error_of(const std::string& yaml) {
     return "no error";
 }
 
+TEST(StageRegistry, AStageMayNotDeclareAParameterNamedAsAPipelineEntrysKey) {
+    // `memory: local` on a node is its placement; a stage parameter of that name could never be
+    // given. A plugin declaring one is refused whole, before any of its stages is added.
+    StageInfo fine;
+    fine.name = "reserved_test_fine";
+    StageInfo bad;
+    bad.name = "reserved_test_bad";
+    bad.params.push_back(param<uint64_t>("memory", 0, "bytes"));
+    std::vector<StageInfo> plugin{fine, bad};
+    try {
+        StageRegistry::instance().add_all(std::move(plugin));
+        ADD_FAILURE() << "a parameter named memory was registered";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("stage 'reserved_test_bad' declares a parameter 'memory', a key every "
+                                             "pipeline entry reserves"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(StageRegistry::instance().find("reserved_test_fine"), nullptr) << "nothing half-registered";
+    for (const StageInfo* s : StageRegistry::instance().all())
+        for (const ParamSpec& p : s->params)
+            EXPECT_TRUE(std::find(node_keys().begin(), node_keys().end(), p.name) == node_keys().end())
+                << s->name << " declares " << p.name;
+}
+
 TEST(AppConfig, NodesTakeTheirStageNameAndDuplicatesAreNumbered) {
     const AppConfig app = parse_app_config(
         "pipeline:\n  - stage: synth\n  - pass\n  - pass\n  - stage: pass\n    name: third\n  - drop\n",
