@@ -119,7 +119,7 @@ int run_accel(int argc, char** argv) {
     const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(at_least(args, "workers", 2, 1), 64));
     AcceleratorOptions base;
     const std::string dispatch = args.str("dispatch", "round_robin");
-    if (dispatch == "on_demand") base.dispatch = Dispatch::on_demand;
+    if (dispatch == "on_demand") base.dispatch = TaskDispatch::on_demand;
     else if (dispatch != "round_robin")
         throw std::invalid_argument("--dispatch is round_robin or on_demand, got '" + dispatch + "'");
     base.transport = args.str("transport", "ring");

@@ -47,7 +47,7 @@ constexpr std::chrono::microseconds kSlice{50};
 constexpr uint32_t kRingEvery = 4 * kBurst;
 
 uint32_t per_worker_capacity(const AcceleratorOptions& o) {
-    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == Dispatch::round_robin ? 1024u : 4u);
+    uint32_t want = o.capacity != 0 ? o.capacity : (o.dispatch == TaskDispatch::round_robin ? 1024u : 4u);
     if (want > (1u << 20)) throw std::invalid_argument("accelerator: capacity must be at most 1048576 tasks per worker, got " + std::to_string(want));
     uint32_t l = 1;
     while (l < want) l <<= 1;
@@ -106,7 +106,7 @@ struct AcceleratorCore::Impl {
 
     Impl(const AcceleratorOptions& o, AcceleratorWork& w)
         : work(w), n(o.workers), cap(per_worker_capacity(o)), cap_log2(static_cast<unsigned>(__builtin_ctz(cap))),
-          ordered(o.collection == Collection::ordered), round_robin(o.dispatch == Dispatch::round_robin),
+          ordered(o.collection == ResultOrder::ordered), round_robin(o.dispatch == TaskDispatch::round_robin),
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread

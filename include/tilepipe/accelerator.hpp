@@ -9,7 +9,7 @@
 ///
 /// Promises:
 ///  - Every offloaded task is processed exactly once, by one worker. With
-///    `Collection::ordered` results come back in offload order; with `unordered` in the order
+///    `ResultOrder::ordered` results come back in offload order; with `unordered` in the order
 ///    they are finished (per worker, in offload order).
 ///  - Blocking calls wait by spinning briefly, then yielding, then sleeping on a futex the
 ///    other side rings: a run with more threads than CPUs keeps progressing.
@@ -42,13 +42,13 @@
 namespace tp {
 
 /// How tasks are handed to the workers.
-enum class Dispatch {
+enum class TaskDispatch {
     round_robin,  ///< task i goes to worker i mod N (waits for that worker when it is full)
     on_demand,    ///< each task goes to the worker with the fewest tasks outstanding
 };
 
 /// In which order results come back.
-enum class Collection {
+enum class ResultOrder {
     unordered,  ///< as the workers finish them
     ordered,    ///< in offload order (results finished early wait in a caller-side buffer)
 };
@@ -58,9 +58,9 @@ struct AcceleratorOptions {
     /// Worker threads (at least 1).
     unsigned workers = 2;
     /// Task dispatch policy.
-    Dispatch dispatch = Dispatch::round_robin;
+    TaskDispatch dispatch = TaskDispatch::round_robin;
     /// Result order.
-    Collection collection = Collection::unordered;
+    ResultOrder collection = ResultOrder::unordered;
     /// Tasks one worker may hold at once (queued, running or finished but unread), rounded up
     /// to a power of two; 0 picks 1024 for round_robin and 4 for on_demand.
     uint32_t capacity = 0;
@@ -153,7 +153,7 @@ public:
     template <typename Fn>
     Accelerator(const AcceleratorOptions& options, Fn fn)
         : work_(std::make_unique<Work<Fn>>(std::move(fn), this)),
-          ordered_(options.collection == Collection::ordered),
+          ordered_(options.collection == ResultOrder::ordered),
           in_place_(in_place<Fn>()) {
         const uint64_t n = detail::AcceleratorCore::slots_for(options);
         in_.resize(n);

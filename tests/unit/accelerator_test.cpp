@@ -22,22 +22,22 @@ struct Task {
 };
 
 struct Case {
-    Dispatch dispatch;
-    Collection collection;
+    TaskDispatch dispatch;
+    ResultOrder collection;
     std::string transport;
     uint32_t capacity;
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
     const Case& c = info.param;
-    return std::string(c.dispatch == Dispatch::round_robin ? "round_robin" : "on_demand") + "_" +
-           (c.collection == Collection::ordered ? "ordered" : "unordered") + "_" + c.transport + "_" +
+    return std::string(c.dispatch == TaskDispatch::round_robin ? "round_robin" : "on_demand") + "_" +
+           (c.collection == ResultOrder::ordered ? "ordered" : "unordered") + "_" + c.transport + "_" +
            std::to_string(c.capacity);
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
-    *os << (c.dispatch == Dispatch::round_robin ? "round_robin" : "on_demand") << "/"
-        << (c.collection == Collection::ordered ? "ordered" : "unordered") << "/" << c.transport << "/" << c.capacity;
+    *os << (c.dispatch == TaskDispatch::round_robin ? "round_robin" : "on_demand") << "/"
+        << (c.collection == ResultOrder::ordered ? "ordered" : "unordered") << "/" << c.transport << "/" << c.capacity;
 }
 
 AcceleratorOptions options_for(const Case& c, unsigned workers) {
@@ -70,7 +70,7 @@ TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) 
         ASSERT_LT(t.id, kTasks);
         EXPECT_EQ(t.value, t.id * 3 + 1);
         ++seen[t.id];
-        if (c.collection == Collection::ordered) {
+        if (c.collection == ResultOrder::ordered) {
             EXPECT_EQ(t.id, expected_next);
         }
         ++expected_next;
@@ -93,18 +93,18 @@ TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) 
 
 INSTANTIATE_TEST_SUITE_P(
     Farm, AcceleratorDelivery,
-    testing::Values(Case{Dispatch::round_robin, Collection::unordered, "ring", 0},
-                    Case{Dispatch::round_robin, Collection::ordered, "ring", 0},
-                    Case{Dispatch::on_demand, Collection::unordered, "ring", 0},
-                    Case{Dispatch::on_demand, Collection::ordered, "ring", 0},
-                    Case{Dispatch::on_demand, Collection::ordered, "sm", 2},
-                    Case{Dispatch::round_robin, Collection::ordered, "sm_shared", 8},
-                    Case{Dispatch::round_robin, Collection::unordered, "lock", 1}),
+    testing::Values(Case{TaskDispatch::round_robin, ResultOrder::unordered, "ring", 0},
+                    Case{TaskDispatch::round_robin, ResultOrder::ordered, "ring", 0},
+                    Case{TaskDispatch::on_demand, ResultOrder::unordered, "ring", 0},
+                    Case{TaskDispatch::on_demand, ResultOrder::ordered, "ring", 0},
+                    Case{TaskDispatch::on_demand, ResultOrder::ordered, "sm", 2},
+                    Case{TaskDispatch::round_robin, ResultOrder::ordered, "sm_shared", 8},
+                    Case{TaskDispatch::round_robin, ResultOrder::unordered, "lock", 1}),
     case_name);
 
 TEST(Accelerator, InPlaceFunctionMakesTheTaskItsOwnResult) {
     AcceleratorOptions o;
-    o.collection = Collection::ordered;
+    o.collection = ResultOrder::ordered;
     Accelerator<std::string> acc(o, [](std::string& s) { s += "!"; });
     acc.offload("a");
     acc.offload("b");
@@ -120,7 +120,7 @@ TEST(Accelerator, InPlaceFunctionMakesTheTaskItsOwnResult) {
 TEST(Accelerator, ResultsStayReadableAfterWait) {
     AcceleratorOptions o;
     o.workers = 2;
-    o.collection = Collection::ordered;
+    o.collection = ResultOrder::ordered;
     Accelerator<int, long> acc(o, [](int x) { return long{x} * 2; });
     for (int i = 0; i < 1000; ++i) acc.offload(i);
     acc.wait();  // offloads end of stream itself
@@ -136,7 +136,7 @@ TEST(Accelerator, TryOffloadRefusesWhenFullAndKeepsTheTask) {
     AcceleratorOptions o;
     o.workers = 1;
     o.capacity = 1;
-    o.dispatch = Dispatch::round_robin;
+    o.dispatch = TaskDispatch::round_robin;
     Accelerator<std::string> acc(o, [](std::string& s) { s += "+"; });
     std::string first = "first";
     ASSERT_TRUE(acc.try_offload(first));
@@ -192,8 +192,8 @@ TEST(Accelerator, GetResultWithNothingInFlightAndNoEndOfStreamIsAnErrorNotAHang)
 TEST(Accelerator, WorkerFailureReachesGetResultAndWaitNamingTheWorker) {
     AcceleratorOptions o;
     o.workers = 2;
-    o.dispatch = Dispatch::round_robin;
-    o.collection = Collection::ordered;
+    o.dispatch = TaskDispatch::round_robin;
+    o.collection = ResultOrder::ordered;
     Accelerator<int> acc(o, [](int& x) {
         if (x == 5) throw std::runtime_error("task five is bad");
     });
