@@ -63,6 +63,13 @@ void check_options(const AcceleratorOptions& o) {
     if (!o.cpus.empty() && o.cpus.size() != o.workers)
         throw std::invalid_argument("accelerator: cpus lists " + std::to_string(o.cpus.size()) + " CPUs for " +
                                     std::to_string(o.workers) + " workers");
+    if (!o.cpus.empty()) {
+        const std::vector<int> allowed = allowed_cpus();
+        for (int cpu : o.cpus)
+            if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end())
+                throw std::invalid_argument("accelerator: cpus names CPU " + std::to_string(cpu) +
+                                            ", which this process may not run on");
+    }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "framework/graph/memory_plan.hpp"
 
+#include <rte_eal.h>
 #include <rte_malloc.h>
 
 #include <algorithm>
@@ -72,6 +73,8 @@ int eal_socket_of(const MemoryPlace& place) {
 }
 
 std::vector<BoundArea> bind_mempool(rte_mempool* mp, const MemoryPlace& place) {
+    if (eal_started() && rte_eal_has_hugepages() != 0)
+        return {{std::string("pool ") + mp->name, nullptr, 0, place, kHugepagesStay}};
     struct Walk {
         std::vector<BoundArea> areas;
         const MemoryPlace* place;

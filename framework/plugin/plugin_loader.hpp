@@ -4,7 +4,8 @@
 //
 // A plugin defines its stages with TILEPIPE_STAGE and one entry point with TILEPIPE_PLUGIN
 // (tilepipe/registration.hpp). Loading one: the file must exist and be trusted
-// (plugin_trust.hpp); dlopen (RTLD_NOW | RTLD_LOCAL) runs its registrars, which only note
+// (plugin_trust.hpp), checked on the descriptor that is then loaded (/proc/self/fd/N), so no
+// rename between check and load can swap it; dlopen (RTLD_NOW | RTLD_LOCAL) runs its registrars, which only note
 // builders; its entry point's record must carry this tilepipe's TILEPIPE_ABI_VERSION; then its
 // records are built and every name checked against the registry before any is added. Each
 // failure is a LocatedError naming the file, and registers nothing of that plugin. Handles stay
@@ -31,7 +32,8 @@ void load_plugin(const std::string& path, const Location& where);
 std::vector<std::string> default_plugin_dirs();
 
 // Loads every *.so of the default folders (by name), then each of `files` (--plugin FILE).
-// A default folder that is not trusted is refused like a plugin file.
+// A $TILEPIPE_PLUGIN_PATH folder that is not trusted is refused like a plugin file; the
+// installed folder, which nobody named, is skipped with a warning.
 void load_plugins(const std::vector<std::string>& files);
 
 }  // namespace tp

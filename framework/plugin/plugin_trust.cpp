@@ -11,6 +11,10 @@ namespace tp {
 std::string untrusted_reason(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return path + ": " + std::strerror(errno);
+    return untrusted_reason(path, st);
+}
+
+std::string untrusted_reason(const std::string& path, const struct stat& st) {
     const char* what = S_ISDIR(st.st_mode) ? "folder " : "";
     if (st.st_uid != ::geteuid() && st.st_uid != 0)
         return std::string(what) + path + " is owned by uid " + std::to_string(st.st_uid) +

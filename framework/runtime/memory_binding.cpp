@@ -105,6 +105,10 @@ size_t page_size() {
     return page;
 }
 
+const char* const kHugepagesStay =
+    "hugepage memory stays where DPDK allocated it (devices may DMA to the physical addresses it "
+    "recorded), on the NUMA socket it was allocated on";
+
 std::string bind_area(const void* addr, size_t len, const MemoryPlace& place) {
     hwloc_topology_t t = topology();
     if (t == nullptr) return "hwloc cannot read this host's topology";

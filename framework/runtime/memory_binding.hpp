@@ -39,6 +39,11 @@ std::vector<int> host_numa_nodes();
 
 size_t page_size();
 
+// Why DPDK's hugepage memory is never bound (nor moved): devices DMA to the physical addresses
+// DPDK recorded for its pages, so a moved page would take a NIC's writes elsewhere; it stays on
+// the NUMA socket it was allocated on. The pool and channel binding report this instead.
+extern const char* const kHugepagesStay;
+
 // Binds the pages holding [addr, addr + len) to `place`, moving those already placed
 // elsewhere. Returns "" or why the kernel refused.
 std::string bind_area(const void* addr, size_t len, const MemoryPlace& place);

@@ -67,7 +67,8 @@ struct AcceleratorOptions {
     /// Transport of the channels between the caller and each worker: `ring` (default), `sm`,
     /// `sm_shared` or `lock` (see the transports in the README).
     std::string transport = "ring";
-    /// CPUs to pin the workers to, one per worker in order. Empty: each worker gets its own
+    /// CPUs to pin the workers to, one per worker in order, each one this process may run on
+    /// (else std::invalid_argument). Empty: each worker gets its own
     /// CPU from this process's affinity mask (the first one left to the caller) when there are
     /// enough, and stays unpinned otherwise.
     std::vector<int> cpus;

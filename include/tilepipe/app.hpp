@@ -235,7 +235,8 @@ public:
     ~AppBuilder();
     /// Moves the app; handles made by `other` now refer to this one.
     AppBuilder(AppBuilder&& other) noexcept;
-    /// Moves the app; handles made by `other` now refer to this one.
+    /// Moves the app; handles made by `other` now refer to this one. The app this one held is
+    /// released: handles it made must not be used afterwards.
     AppBuilder& operator=(AppBuilder&& other) noexcept;
     /// Not copyable: handles refer to one app.
     AppBuilder(const AppBuilder&) = delete;

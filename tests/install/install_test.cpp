@@ -266,3 +266,29 @@ TEST_F(InstallTest, RefusesAPluginFileOrFolderOthersCanWrite) {
     const CommandResult r = tilepipe("validate " + sh_quote(app));
     expect_refused(r, app + ":2:5", "writable by its group");
 }
+
+TEST_F(InstallTest, ALooseInstalledPluginFolderIsSkippedWhileANamedOneIsRefused) {
+    // Installed rwxr-xr-x whatever the installer's umask.
+    const std::string folder = fs::path(g->pkgconfig).parent_path().string() + "/tilepipe/plugins";
+    struct stat st {};
+    ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u);
+    // Loosened later (umask 002, a group's share): every command still runs, with a warning,
+    // and nothing of that folder is loaded.
+    const std::string in_default = copy_plugin(g->plugin, folder, "libbyte_match.so");
+    ::chmod(folder.c_str(), 0775);
+    CommandResult r = tilepipe("stages");
+    const CommandResult unknown = tilepipe("stages byte_match");
+    ::chmod(folder.c_str(), 0755);
+    fs::remove(in_default);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("/tilepipe/plugins skipped"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("writable by its group"), std::string::npos) << r.err;
+    EXPECT_EQ(unknown.status, 2) << unknown.out;
+    // A folder the user named in $TILEPIPE_PLUGIN_PATH is refused.
+    const std::string named = g->root + "/gw-path";
+    copy_plugin(g->plugin, named, "libbm.so");
+    ::chmod(named.c_str(), 0775);
+    r = tilepipe("stages", "TILEPIPE_PLUGIN_PATH=" + sh_quote(named) + " ");
+    expect_refused(r, named, "writable by its group");
+}

@@ -243,6 +243,14 @@ TEST(Accelerator, BadOptionsAreRefusedWithTheirName) {
     o = AcceleratorOptions{};
     o.cpus = {0};
     EXPECT_THROW((Accelerator<int>(o, [](int&) {})), std::invalid_argument);
+    // A CPU the process may not run on is an error, not a worker left floating unnoticed.
+    o.cpus = {0, 4095};
+    try {
+        Accelerator<int> acc(o, [](int&) {});
+        FAIL() << "expected an error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("CPU 4095"), std::string::npos) << e.what();
+    }
 }
 
 // Dropping an accelerator with tasks in flight and no end of stream neither hangs nor leaks.

@@ -1,5 +1,6 @@
 #include "framework/channel/detail/node_memory.hpp"
 
+#include <rte_eal.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
 
@@ -37,7 +38,12 @@ NodeMemory::NodeMemory(std::size_t bytes, int socket) {
         p_ = ::operator new(bytes_, std::align_val_t{align_});
         std::memset(p_, 0, bytes_);
     }
-    if (placement != nullptr) placement->areas_.push_back({p_, bytes_, bind_area(p_, bytes_, placement->place_)});
+    // DPDK's hugepage memory is never moved: devices may DMA to the physical addresses DPDK
+    // recorded for it (memory_plan.hpp); it stays on the socket it was allocated on.
+    if (placement != nullptr)
+        placement->areas_.push_back({p_, bytes_,
+                                     dpdk_ && rte_eal_has_hugepages() != 0 ? std::string(kHugepagesStay)
+                                                                           : bind_area(p_, bytes_, placement->place_)});
 }
 
 NodeMemory::~NodeMemory() {
