@@ -202,6 +202,16 @@ bool PacketAccelerator::get_result(rte_mbuf*& m) {
         if (!s.eos && s.taken == s.offloaded)
             throw PacketAcceleratorError("get_result() would wait forever: every offloaded packet was read back "
                                    "and end_of_stream() was not called");
+        // Packets a stage dropped never come back: once those the stages count (relaxed
+        // counters, so possibly late, never early) and those read make up every one offloaded,
+        // nothing is in flight. Asked only once the wait has gone on (a view costs a report).
+        if (!s.eos && misses >= 64 && misses % 64 == 0) {
+            const uint64_t dropped = s.run.runner->live_view().report.drops;
+            if (s.taken + dropped >= s.offloaded)
+                throw PacketAcceleratorError("get_result() would wait forever: every offloaded packet was read back "
+                                             "or dropped by a stage (" + std::to_string(dropped) +
+                                             " dropped) and end_of_stream() was not called");
+        }
         PacketAcceleratorState::backoff(misses);
     }
 }

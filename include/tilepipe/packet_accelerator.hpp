@@ -27,8 +27,9 @@
 ///  - Errors, not hangs (PacketAcceleratorError): offloading after end_of_stream(); offloading or
 ///    reading after the app failed (a stage threw: the message names the node and its error)
 ///    or ended; a blocking get_result that could only wait forever (no end of stream and every
-///    offloaded packet already read back). Packets a stage drops never come back: when the app
-///    may drop, call end_of_stream() before waiting for the last results, or use try_get_result.
+///    offloaded packet already read back or dropped by a stage, as the stages' counters show
+///    once the wait lasts). Packets a stage drops never come back: call end_of_stream() before
+///    waiting for the last results, or use try_get_result.
 ///
 /// Thread-safety: one caller thread drives an accelerator (every call, wait() and the
 /// destructor); the app runs on threads of its own. Free the results before destroying the

@@ -170,6 +170,35 @@ TEST(PacketAccelerator, PingPongWithTryCallsAndReoffloadedResults) {
     expect_accounted(acc.wait(), 100, 100);
 }
 
+// Packets a stage dropped never come back: with every other one read, waiting for more could
+// only hang, so get_result says so once the stages' counters show the drops.
+TEST(PacketAccelerator, WaitingForResultsAStageDroppedIsAnError) {
+    Runtime runtime;
+    AppBuilder app("accel_dropped");
+    app.pipeline({app.stage("offload"), app.stage("parse"), app.stage("bpf_filter", {{"expr", "not src host 10.0.0.1"}}),
+                  app.stage("results")});
+    PacketAccelerator acc(app, runtime);
+    for (uint32_t i = 0; i < 4; ++i) {
+        rte_mbuf* m = make_packet(acc, i);
+        ASSERT_NE(m, nullptr);
+        acc.offload(m);
+    }
+    rte_mbuf* r = nullptr;
+    for (int i = 0; i < 3; ++i) {  // 10.0.0.1 (packet 1) is filtered out
+        ASSERT_TRUE(acc.get_result(r));
+        rte_pktmbuf_free(r);
+    }
+    try {
+        acc.get_result(r);
+        ADD_FAILURE() << "get_result returned with nothing in flight";
+    } catch (const PacketAcceleratorError& e) {
+        EXPECT_NE(std::string(e.what()).find("dropped by a stage (1 dropped)"), std::string::npos) << e.what();
+    }
+    acc.end_of_stream();
+    EXPECT_FALSE(acc.get_result(r));
+    expect_accounted(acc.wait(), 4, 3);
+}
+
 // A stage that throws: reading results (and offloading) fails naming it instead of hanging,
 // and the report still accounts for every offloaded packet.
 TEST(PacketAccelerator, FailedStageIsAnErrorNamingIt) {
