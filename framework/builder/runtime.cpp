@@ -39,6 +39,19 @@ Report public_report(const RunReport& r) {
     return p;
 }
 
+// The exception in flight, as the AppError a program gets; a stop asked of the failed run is
+// forgotten with it.
+[[noreturn]] void rethrow_as_app_error(const AppConfig& app) {
+    clear_stop_request();
+    try {
+        throw;
+    } catch (const LocatedError& e) {
+        throw to_app_error(e);
+    } catch (const std::exception& e) {
+        throw AppError("app '" + app.name + "'", e.what());
+    }
+}
+
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : options_(std::move(options)) {
@@ -69,12 +82,8 @@ PreparedRun prepare_run(const AppBuilderState& state, const RuntimeOptions& opti
         }
         if (settings.handle_signals) install_stop_signal_handlers(SecondSignal::CutShort);
         run.runner = std::make_unique<AppRunner>(run.app, std::move(*plan));
-    } catch (const LocatedError& e) {
-        clear_stop_request();
-        throw to_app_error(e);
-    } catch (const std::exception& e) {
-        clear_stop_request();
-        throw AppError("app '" + run.app.name + "'", e.what());
+    } catch (const std::exception&) {
+        rethrow_as_app_error(run.app);
     }
     return run;
 }
@@ -85,12 +94,8 @@ RunReport run_prepared(PreparedRun& run, const RunSettings& settings) {
         RunOptions opts;
         opts.progress = settings.progress;
         report = run.runner->run(opts);
-    } catch (const LocatedError& e) {
-        clear_stop_request();
-        throw to_app_error(e);
-    } catch (const std::exception& e) {
-        clear_stop_request();
-        throw AppError("app '" + run.app.name + "'", e.what());
+    } catch (const std::exception&) {
+        rethrow_as_app_error(run.app);
     }
     clear_stop_request();  // a stop asked of this run ends only this run
     return report;
