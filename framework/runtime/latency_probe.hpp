@@ -9,7 +9,7 @@
 // `sample 64` the source touches one mbuf in 64 instead of every one.
 //
 // SinkLatency: at a sink, now - entry stamp for each marked packet the sink receives, less the
-// marked packets the sink itself dropped (noted through Stage::note_drops_into: a counted drop
+// marked packets the sink itself dropped (noted through StageRuntime::note_drops_into: a counted drop
 // is never a sample). The marks are in the descriptors: a sink that frees simple mbufs without
 // reading them (PacketDesc) still reads no other mbuf. Stamps are read before process(), which
 // frees the mbufs; the time recorded is taken after it, so the sink's own work is part of the

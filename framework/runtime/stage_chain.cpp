@@ -19,10 +19,10 @@ namespace {
 struct NotingDrops {
     Stage* stage;
     NotingDrops(Stage* st, SinkLatency* latency) : stage(latency != nullptr ? st : nullptr) {
-        if (stage != nullptr) stage->note_drops_into(&latency->dropped());
+        if (stage != nullptr) StageRuntime::note_drops_into(*stage, &latency->dropped());
     }
     ~NotingDrops() {
-        if (stage != nullptr) stage->note_drops_into(nullptr);
+        if (stage != nullptr) StageRuntime::note_drops_into(*stage, nullptr);
     }
     NotingDrops(const NotingDrops&) = delete;
     NotingDrops& operator=(const NotingDrops&) = delete;
@@ -39,7 +39,7 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* laten
         const bool sink = st->kind() == StageKind::Sink;
         const uint64_t drops_before = c.drops.get();
         const uint64_t bytes_in = sink ? burst_bytes(b) : 0;  // a sink leaves its burst empty
-        const uint64_t dropped_bytes_before = st->dropped_bytes();
+        const uint64_t dropped_bytes_before = StageRuntime::dropped_bytes(*st);
         if (sink && latency != nullptr) latency->pick(b);
         const uint64_t t0 = rte_rdtsc();
         {
@@ -56,7 +56,7 @@ void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* laten
             c.out.add(n - (c.drops.get() - drops_before));
             // What it delivered: the packets it dropped (a full TX ring, a failed write) are
             // in neither its `out` nor the headline's bytes.
-            c.bytes_out.add(bytes_in - (st->dropped_bytes() - dropped_bytes_before));
+            c.bytes_out.add(bytes_in - (StageRuntime::dropped_bytes(*st) - dropped_bytes_before));
             b.n = 0;
         } else {
             c.out.add(b.n);

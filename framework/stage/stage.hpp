@@ -3,3 +3,23 @@
 
 #include "framework/stage/pending_outputs.hpp"
 #include "tilepipe/stage.hpp"
+
+namespace tp {
+
+/// The mbufs a sink's drop() freed during one process() call, noted while the runtime
+/// measures latency there: a dropped packet is never a latency sample.
+struct DroppedPackets {
+    uint16_t n = 0;               ///< mbufs noted
+    const void* mbuf[kBurstMax];  ///< the mbufs
+};
+
+/// The runtime's access to what a stage keeps for it; stages never see it.
+struct StageRuntime {
+    /// Set around a sink's process() (nullptr: nothing noted).
+    static void note_drops_into(Stage& st, DroppedPackets* into) { st.dropped_note_ = into; }
+    /// Frame bytes of every packet drop() freed so far: the runtime takes a sink's drops out
+    /// of the bytes it delivered. Written and read by the stage's own tile only.
+    static uint64_t dropped_bytes(const Stage& st) { return st.dropped_bytes_; }
+};
+
+}  // namespace tp

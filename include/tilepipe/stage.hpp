@@ -92,12 +92,8 @@ struct alignas(64) StageStats {
 static_assert(offsetof(StageStats, last_tsc) + sizeof(RelaxedCounter) <= 64,
               "the counters every burst writes share one cache line");
 
-/// The mbufs a sink's drop() freed during one process() call, noted while the runtime
-/// measures latency there: a dropped packet is never a latency sample.
-struct DroppedPackets {
-    uint16_t n = 0;               ///< mbufs noted
-    const void* mbuf[kBurstMax];  ///< the mbufs
-};
+struct DroppedPackets;  // the runtime's (a sink's drops noted for latency): not part of the stage ABI
+struct StageRuntime;    // the runtime's door to a stage's private bookkeeping
 
 /// Base of every stage. A stage class derives from it, declares `static constexpr StageKind
 /// kKind`, a constructor from `const ParamValues&`, overrides produce() (sources) or process()
@@ -131,11 +127,6 @@ public:
     const std::vector<std::string>& drop_reasons() const { return drop_names_; }
     /// The events declared, by index.
     const std::vector<std::string>& events() const { return event_names_; }
-    /// The runtime sets this around a sink's process() (nullptr: nothing noted).
-    void note_drops_into(DroppedPackets* into) { dropped_note_ = into; }
-    /// Frame bytes of every packet drop() freed so far: the runtime takes a sink's drops out
-    /// of the bytes it delivered. Written and read by the stage's own tile only.
-    uint64_t dropped_bytes() const { return dropped_bytes_; }
 
 protected:
     /// A stage of kind `kind` (pass the class's kKind).
@@ -153,12 +144,13 @@ protected:
     void count_event(uint16_t event, uint64_t n = 1) { stats_.event[event].add(n); }
 
 private:
+    friend struct StageRuntime;
     StageKind kind_;
     StageStats stats_;
     std::vector<std::string> drop_names_;
     std::vector<std::string> event_names_;
-    DroppedPackets* dropped_note_ = nullptr;
-    uint64_t dropped_bytes_ = 0;
+    DroppedPackets* dropped_note_ = nullptr;  // set by the runtime around a sink's process()
+    uint64_t dropped_bytes_ = 0;              // frame bytes drop() freed (the stage's tile only)
 };
 
 }  // namespace tp
