@@ -48,7 +48,9 @@ const char* kHelp =
     "  --tasks N          tasks per measurement (default: 1000000 for tasks under 100 ns,\n"
     "                     else about 0.2 s of work for the farm)\n"
     "  --workers N        farm workers (default 2)\n"
-    "  --dispatch D       tilepipe's dispatch: round_robin or on_demand (default round_robin)\n"
+    "  --dispatch D       tilepipe's dispatch: round_robin or on_demand (default round_robin);\n"
+    "                     on_demand also schedules FastFlow's farm on demand, with the same\n"
+    "                     number of entries per worker as tilepipe's capacity\n"
     "  --transport T      tilepipe's channels: ring, sm, sm_shared or lock (default ring)\n"
     "  --capacity K       tasks each tilepipe worker may hold (default: the accelerator's,\n"
     "                     1024 round robin, 4 on demand)\n"
@@ -176,7 +178,8 @@ int run_accel(int argc, char** argv) {
     uint64_t wrong = 0;
     const unsigned done = interleave(reps, cases.size(), [&](size_t k, unsigned) {
         const Case& c = cases[k];
-        AccelRun run{c.tasks, c.iters, workers, c.impl != "fastflow_spin"};
+        AccelRun run{c.tasks, c.iters, workers, c.impl != "fastflow_spin",
+                     base.dispatch == TaskDispatch::on_demand ? (base.capacity != 0 ? base.capacity : 4u) : 0u};
         const AccelOutcome o = c.impl == "tilepipe" ? run_tilepipe(run, base) : fastflow_accelerator()(run);
         if (o.results != c.tasks || o.checksum != expected[k]) ++wrong;
         rate[k].push_back(static_cast<double>(c.tasks) / o.seconds);

@@ -26,6 +26,7 @@ struct AccelRun {
     uint64_t iters = 0;
     unsigned workers = 2;
     bool blocking = true;  // peer: its blocking (sleeping) mode rather than its default spinning
+    unsigned on_demand = 0;  // peer: > 0 schedules on demand with this many entries per worker queue
 };
 struct AccelOutcome {
     double seconds = 0;

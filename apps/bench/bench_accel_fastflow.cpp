@@ -5,7 +5,8 @@
 // Configuration, as FastFlow's own notes advise when threads outnumber cores: no_mapping()
 // (its default pins thread k to core k mod cores, "usually not a good idea" then), and in the
 // `blocking` variant blocking_mode(true) (threads sleep on condition variables instead of
-// spinning). Queues keep FastFlow's defaults (unbounded, 2048-entry segments). Tasks travel as
+// spinning). Queues keep FastFlow's defaults (unbounded, 2048-entry segments), except with
+// `--dispatch on_demand`: set_scheduling_ondemand with tilepipe's per-worker capacity. Tasks travel as
 // pointers into an array filled before the clock starts, FastFlow's usual way.
 #include <ff/ff.hpp>  // the umbrella: farm.hpp alone misses the pipeline it refers to
 
@@ -34,6 +35,7 @@ AccelOutcome run_fastflow(const AccelRun& run) {
     ff::ff_Farm<AccelTask, AccelTask> farm(std::move(workers), true);
     farm.no_mapping();
     if (run.blocking) farm.blocking_mode(true);
+    if (run.on_demand > 0) farm.set_scheduling_ondemand(static_cast<int>(run.on_demand));
     if (farm.run() < 0) throw std::runtime_error("fastflow: the farm did not start");
 
     AccelOutcome out;

@@ -9,6 +9,6 @@ int run_asym(int argc, char** argv);
 int run_mapvec(int argc, char** argv);
 int run_latency(int argc, char** argv);
 int run_mp(int argc, char** argv);
-int run_accel(int argc, char** argv);  // accelerator mode against FastFlow's  // mp-sgemm, mp-nbody, mp-stencil, mp-fft, mp-pingpong
+int run_accel(int argc, char** argv);  // accelerator mode against FastFlow's
 
 }  // namespace tp::bench

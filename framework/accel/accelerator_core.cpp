@@ -39,7 +39,10 @@ namespace {
 
 constexpr uint32_t kBurst = 32;
 constexpr uint32_t kGatherPauses = 32;
-constexpr std::chrono::microseconds kSlice{50};
+// A busy worker sharing CPUs yields after this long (see run_worker). Each yield is a context
+// switch; at 50 us they cost 1 us tasks ~5 % of the farm's throughput (`bench accel`), at
+// 1 ms nothing measurable, and the caller still gets a CPU within a millisecond.
+constexpr std::chrono::microseconds kSlice{1000};
 // A worker rings the caller's doorbell after this many results, and whenever it goes idle: a
 // caller asleep waiting for room or results is woken once per few bursts, not per burst (a
 // futex wake costs the worker microseconds), and never left waiting, since a worker the
@@ -92,6 +95,7 @@ struct AcceleratorCore::Impl {
     const unsigned cap_log2;
     const bool ordered;  // seq_of is kept only for ordered collection
     const bool round_robin;
+    const uint32_t ring_every;  // results a worker hands back between rings of the caller
     std::vector<std::unique_ptr<Worker>> workers;
     std::vector<uint64_t> seq_of;  // caller only: offload number of each slot's task
     Doorbell caller_bell;
@@ -114,6 +118,7 @@ struct AcceleratorCore::Impl {
     Impl(const AcceleratorOptions& o, AcceleratorWork& w)
         : work(w), n(o.workers), cap(per_worker_capacity(o)), cap_log2(static_cast<unsigned>(__builtin_ctz(cap))),
           ordered(o.collection == ResultOrder::ordered), round_robin(o.dispatch == TaskDispatch::round_robin),
+          ring_every(std::clamp(per_worker_capacity(o) / 2, 1u, kRingEvery)),
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
@@ -181,7 +186,7 @@ struct AcceleratorCore::Impl {
             // Never short: at most L tasks are outstanding per worker and `out` holds L.
             uint32_t done = 0;
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
-            if ((unrung += got) >= kRingEvery) caller_bell.ring(), unrung = 0;
+            if ((unrung += got) >= ring_every) caller_bell.ring(), unrung = 0;
             // A short burst means the worker keeps up with the caller: each look at an
             // almost empty channel would move the caller's index line over for a task or
             // two. Letting a few more tasks gather first (a bounded pause, well under a
@@ -229,9 +234,17 @@ struct AcceleratorCore::Impl {
         return true;
     }
 
-    // The worker the next task goes to, or -1 when the policy's choice has no room.
+    // The worker the next task goes to, or -1 when none has room.
     int pick() const {
-        if (round_robin) return outstanding(next_worker) < cap ? static_cast<int>(next_worker) : -1;
+        if (round_robin) {
+            // In turn, passing over a worker with no room (as FastFlow's default emitter
+            // does): a worker that is not running, its CPU taken by another thread, fills up
+            // and the others take its turns, instead of the caller waiting for it while they
+            // sit idle.
+            for (unsigned k = 0, i = next_worker; k < n; ++k, i = i + 1 == n ? 0 : i + 1)
+                if (outstanding(i) < cap) return static_cast<int>(i);
+            return -1;
+        }
         int best = -1;
         uint64_t least = cap;
         for (unsigned k = 0, i = next_worker; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
@@ -241,15 +254,15 @@ struct AcceleratorCore::Impl {
     }
 
     // Moves up to a burst of finished results out of their slots, so the next offload finds
-    // one free: from the worker waited for (round robin) or the first that has some.
+    // one free: from the first worker that has some, looking from the next one in turn.
     void make_room() {
         uint64_t slots[kBurst];
-        for (unsigned k = 0; k < n; ++k) {
-            Worker& w = *workers[round_robin ? next_worker : k];
+        for (unsigned k = 0, i = next_worker; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
+            Worker& w = *workers[i];
             const uint32_t got = w.out->try_recv_burst(slots, kBurst);
             for (uint32_t j = 0; j < got; ++j) work.stash(slots[j], seq_of[slots[j]]);
             w.taken += got;
-            if (round_robin || got != 0) return;
+            if (got != 0) return;
         }
     }
 

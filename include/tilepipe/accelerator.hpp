@@ -43,7 +43,7 @@ namespace tp {
 
 /// How tasks are handed to the workers.
 enum class TaskDispatch {
-    round_robin,  ///< task i goes to worker i mod N (waits for that worker when it is full)
+    round_robin,  ///< to the workers in turn, passing over one that has no room (FastFlow's default)
     on_demand,    ///< each task goes to the worker with the fewest tasks outstanding
 };
 

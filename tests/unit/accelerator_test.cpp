@@ -4,6 +4,9 @@
 // a get_result that could never return).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <ostream>
 #include <stdexcept>
@@ -154,6 +157,45 @@ TEST(Accelerator, TryOffloadRefusesWhenFullAndKeepsTheTask) {
     ASSERT_TRUE(acc.get_result(r));
     EXPECT_EQ(r, "second+");
     EXPECT_FALSE(acc.get_result(r));
+}
+
+// Round robin passes over a worker that has no room: one worker stuck on a long task (or off
+// its CPU) must not stall the caller while another worker is free. Strict i mod N dispatch
+// would refuse every offload once the stuck worker's turn came with its queue full.
+TEST(Accelerator, RoundRobinPassesOverAWorkerWithNoRoom) {
+    AcceleratorOptions o;
+    o.workers = 2;
+    o.capacity = 2;
+    o.dispatch = TaskDispatch::round_robin;
+    std::atomic<bool> release{false};
+    Accelerator<int> acc(o, [&](int& x) {
+        if (x == 0)
+            while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
+        x += 1000;
+    });
+    struct Release {  // also when an assertion fails: joining worker 0 must not hang
+        std::atomic<bool>& flag;
+        ~Release() { flag.store(true, std::memory_order_release); }
+    } releaser{release};
+    acc.offload(0);  // worker 0 holds it until released
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::vector<int> got;
+    int r = 0;
+    for (int i = 1; i <= 200; ++i) {
+        int task = i;
+        while (!acc.try_offload(task)) {
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "task " << i << " never found room";
+            while (acc.try_get_result(r)) got.push_back(r);
+            std::this_thread::yield();
+        }
+        while (acc.try_get_result(r)) got.push_back(r);
+    }
+    release.store(true, std::memory_order_release);
+    acc.end_of_stream();
+    while (acc.get_result(r)) got.push_back(r);
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got.size(), 201u);
+    for (int i = 0; i <= 200; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], i + 1000);
 }
 
 TEST(Accelerator, OffloadAfterEndOfStreamIsAnError) {
