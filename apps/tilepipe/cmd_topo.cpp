@@ -69,7 +69,7 @@ std::string wrapped(const std::string& text, size_t width) {
     return out + line + "\n";
 }
 
-std::string render_networks(const AppPlan& plan, size_t width);
+std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t width);
 std::string render_memory(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m, size_t width);
 
 std::string render(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory, size_t width) {
@@ -146,7 +146,7 @@ std::string render(const AppConfig& app, const AppPlan& plan, const MemoryPlan& 
         for (const auto& l : plan.links) h += l.hops;
         return h;
     }());
-    return s + cost + render_memory(app, plan, memory, width) + render_networks(plan, width);
+    return s + cost + render_memory(app, plan, memory, width) + render_networks(plan, memory, width);
 }
 
 std::string nodes_text(const std::vector<int>& nodes) {
@@ -174,8 +174,14 @@ std::string render_memory(const AppConfig& app, const AppPlan& plan, const Memor
     return s;
 }
 
+// Where a network tile's queues are: bound like its node's channels in (shared memory), or
+// DPDK's (an event device's queues are its own memory, never bound).
+std::string queues_memory(const NetworkPlan& np, const MemoryPlan& m, size_t node) {
+    return np.transport == "udn" ? describe(m.node[node]) : "the event device's DPDK memory, not bound";
+}
+
 // Each messaging network of the udn links: per tile, the queues in use and what they carry.
-std::string render_networks(const AppPlan& plan, size_t width) {
+std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t width) {
     std::string s;
     for (const NetworkPlan& np : plan.networks) {
         const auto& c = np.config;
@@ -184,7 +190,8 @@ std::string render_networks(const AppPlan& plan, size_t width) {
                      width);
         for (const NetworkTilePlan& t : np.tiles) {
             const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
-            s += "  " + plan.graph.nodes[t.node].name + " (" + std::to_string(xy.x) + "," + std::to_string(xy.y) + ")\n";
+            s += "  " + plan.graph.nodes[t.node].name + " (" + std::to_string(xy.x) + "," + std::to_string(xy.y) + ")" +
+                 (m.bind ? "  queues: " + queues_memory(np, m, t.node) : "") + "\n";
             for (const NetworkQueuePlan& q : t.queues) {
                 std::string line = (q.index == c.queues ? std::string("catch-all") : "q" + std::to_string(q.index)) +
                                    (q.shared ? " logical" : "") + " " + std::to_string(q.reserved_words) + "/" +
@@ -198,7 +205,7 @@ std::string render_networks(const AppPlan& plan, size_t width) {
     return s;
 }
 
-nlohmann::json networks_json(const AppPlan& plan) {
+nlohmann::json networks_json(const AppPlan& plan, const MemoryPlan& m) {
     nlohmann::json out = nlohmann::json::array();
     for (const NetworkPlan& np : plan.networks) {
         nlohmann::json tiles = nlohmann::json::array();
@@ -208,7 +215,10 @@ nlohmann::json networks_json(const AppPlan& plan) {
                 queues.push_back({{"index", q.index}, {"catch_all", q.index == np.config.queues}, {"logical", q.shared},
                                   {"reserved_words", q.reserved_words}, {"carries", q.carries}});
             const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
-            tiles.push_back({{"node", plan.graph.nodes[t.node].name}, {"tile", {xy.x, xy.y}}, {"queues", queues}});
+            const bool shm = np.transport == "udn";
+            tiles.push_back({{"node", plan.graph.nodes[t.node].name}, {"tile", {xy.x, xy.y}}, {"queues", queues},
+                             {"memory", shm ? nlohmann::json(memory_policy_name(m.node[t.node].policy)) : nlohmann::json(nullptr)},
+                             {"memory_nodes", shm ? m.node[t.node].nodes : std::vector<int>{}}});
         }
         nlohmann::json links = nlohmann::json::array();
         for (const NetworkLinkPlan& l : np.links) {
@@ -249,7 +259,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus},
-            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan)},
+            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
             {"pools", nlohmann::json::array({{{"name", "packets"},
                                               {"memory", memory_policy_name(memory.pool.policy)},

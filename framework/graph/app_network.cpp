@@ -24,17 +24,35 @@ struct AppNetworks::Net {
     virtual std::unique_ptr<Channel<uint64_t>> word_channel(size_t edge) = 0;
     virtual uint64_t strays() = 0;
     virtual noc::MessageNetwork* message_network() = 0;
+    virtual void note_bound(const AppGraph& graph, const std::vector<MemoryPlace>& node_places, std::vector<BoundArea>& out) = 0;
 };
 
 namespace {
 
 using noc::TileId;
 
+// An event device's queues are DPDK's (its memory, its layout): there is no area to bind.
+constexpr const char* kEventdevStays = "an udn_eventdev network's queues are the event device's own DPDK memory, never bound";
+
+// The network of `plan`; a shared-memory one with each tile's queues bound to the place of
+// the node it hosts when `node_places` is given.
+template <typename N>
+std::unique_ptr<N> make_network(const NetworkPlan& plan, const std::vector<MemoryPlace>* node_places) {
+    if constexpr (std::is_same_v<N, noc::MessageNetwork>) {
+        std::vector<MemoryPlace> tile_places;
+        if (node_places != nullptr)
+            for (const NetworkTilePlan& t : plan.tiles) tile_places.push_back((*node_places)[t.node]);
+        return std::make_unique<N>(plan.config, tile_places);
+    } else {
+        return std::make_unique<N>(plan.config);
+    }
+}
+
 template <typename N>
 class NetworkOf final : public AppNetworks::Net {
 public:
-    NetworkOf(const NetworkPlan& plan, const AppGraph& graph)
-        : plan_(plan), name_(plan.transport == "udn" ? "udn" : "udn_eventdev"), net_(std::make_unique<N>(plan.config)) {
+    NetworkOf(const NetworkPlan& plan, const AppGraph& graph, const std::vector<MemoryPlace>* node_places)
+        : plan_(plan), name_(plan.transport == "udn" ? "udn" : "udn_eventdev"), net_(make_network<N>(plan, node_places)) {
         receivers_.resize(plan_.groups.size());
         senders_.resize(plan_.links.size());
         desc_sides_.resize(plan_.groups.size());
@@ -61,6 +79,23 @@ public:
     noc::MessageNetwork* message_network() override {
         if constexpr (std::is_same_v<N, noc::MessageNetwork>) return net_.get();
         else return nullptr;
+    }
+
+    // Per tile, its queues as bound, or why they are not (an eventdev tile whose node asked
+    // for a placement).
+    void note_bound(const AppGraph& graph, const std::vector<MemoryPlace>& node_places, std::vector<BoundArea>& out) override {
+        for (TileId t = 0; t < net_->tiles(); ++t) {
+            const size_t node = plan_.tiles[t].node;
+            const std::string of = " of tile " + std::to_string(t) + " (node " + graph.nodes[node].name + ")";
+            if constexpr (std::is_same_v<N, noc::MessageNetwork>) {
+                const auto& areas = net_->bound_slots(t);
+                for (uint32_t q = 0; q < areas.size(); ++q)
+                    out.push_back({(q == net_->catch_all() ? std::string("network catch-all") : "network queue " + std::to_string(q)) + of,
+                                   areas[q].addr, areas[q].bytes, node_places[node], areas[q].error});
+            } else if (node_places[node].policy != MemoryPolicy::FirstTouch) {  // asked for, not done
+                out.push_back({"every network queue" + of, nullptr, 0, node_places[node], kEventdevStays});
+            }
+        }
     }
 
 private:
@@ -147,10 +182,11 @@ private:
 
 }  // namespace
 
-AppNetworks::AppNetworks(const AppPlan& plan) {
+AppNetworks::AppNetworks(const AppPlan& plan, const std::vector<MemoryPlace>* node_places) {
     for (const NetworkPlan& np : plan.networks) {
-        if (np.transport == "udn") nets_.push_back(std::make_unique<NetworkOf<noc::MessageNetwork>>(np, plan.graph));
-        else nets_.push_back(std::make_unique<NetworkOf<noc::EventdevNetwork>>(np, plan.graph));
+        if (np.transport == "udn") nets_.push_back(std::make_unique<NetworkOf<noc::MessageNetwork>>(np, plan.graph, node_places));
+        else nets_.push_back(std::make_unique<NetworkOf<noc::EventdevNetwork>>(np, plan.graph, node_places));
+        if (node_places != nullptr) nets_.back()->note_bound(plan.graph, *node_places, bound_);
         if (!np.notes.empty())
             spdlog::info("{} network: K lowered to fit {}-word queues on {} receive interface(s) (tilepipe topo shows them)",
                          np.transport, np.config.queue_words, np.notes.size());

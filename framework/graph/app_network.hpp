@@ -13,6 +13,7 @@
 
 #include "descriptors/packet_desc.hpp"
 #include "framework/channel/channel.hpp"
+#include "framework/graph/memory_plan.hpp"
 
 namespace tp {
 
@@ -24,8 +25,11 @@ class MessageNetwork;
 class AppNetworks {
 public:
     // Throws std::invalid_argument when a network cannot be built (the plan checks what a
-    // config can get wrong; an eventdev network also needs EAL running).
-    explicit AppNetworks(const AppPlan& plan);
+    // config can get wrong; an eventdev network also needs EAL running). `node_places`, per
+    // graph node (MemoryPlan::node), when the `memory:` setting binds: each shared-memory
+    // tile's queues are bound to the place of the node it hosts, as a channel's buffers are
+    // to their receiver's (the tile pops them).
+    explicit AppNetworks(const AppPlan& plan, const std::vector<MemoryPlace>* node_places = nullptr);
     ~AppNetworks();
     AppNetworks(const AppNetworks&) = delete;
     AppNetworks& operator=(const AppNetworks&) = delete;
@@ -41,10 +45,16 @@ public:
     // The shared-memory network of the `udn` links, nullptr when there is none.
     noc::MessageNetwork* message_network();
 
+    // What `node_places` bound: each network queue, named "network queue 0 of tile 2 (node
+    // parse)"; an eventdev network's tiles whose node asks for a placement appear with the
+    // reason they are not bound.
+    const std::vector<BoundArea>& bound_memory() const { return bound_; }
+
     struct Net;  // one network and what is built on it
 
 private:
     std::vector<std::unique_ptr<Net>> nets_;
+    std::vector<BoundArea> bound_;
 };
 
 }  // namespace tp

@@ -106,7 +106,9 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         }
     }
 
-    networks_ = std::make_unique<AppNetworks>(plan_);
+    // The network's queues, like channel buffers, follow the node that pops them.
+    networks_ = std::make_unique<AppNetworks>(plan_, memory_.bind ? &memory_.node : nullptr);
+    note_bound(networks_->bound_memory());
     for (size_t e = 0; e < g.edges.size(); ++e) {
         const GraphEdge& edge = g.edges[e];
         ChannelSpec cs;

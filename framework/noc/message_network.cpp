@@ -1,12 +1,18 @@
 #include "framework/noc/message_network.hpp"
 
+#include <optional>
+
 namespace tp::noc {
 
-MessageNetwork::MessageNetwork(const NetworkConfig& config)
-    : config_(validated(config, kBackend)), ledger_(config_, kBackend) {
-    const size_t n = size_t{config_.tiles} * (config_.queues + 1);
-    queues_.reserve(n);
-    for (size_t i = 0; i < n; ++i) queues_.push_back(std::make_unique<TileQueue>(config_.queue_words));
+MessageNetwork::MessageNetwork(const NetworkConfig& config, const std::vector<MemoryPlace>& tile_places)
+    : config_(validated(config, kBackend)), ledger_(config_, kBackend), bound_(config_.tiles) {
+    queues_.reserve(size_t{config_.tiles} * (config_.queues + 1));
+    for (uint32_t t = 0; t < config_.tiles; ++t) {
+        std::optional<tp::detail::NodeMemoryPlacement> placement;
+        if (t < tile_places.size()) placement.emplace(tile_places[t]);
+        for (uint32_t q = 0; q <= config_.queues; ++q) queues_.push_back(std::make_unique<TileQueue>(config_.queue_words));
+        if (placement) bound_[t] = placement->areas();
+    }
     tags_.reserve(config_.tiles);
     for (uint32_t t = 0; t < config_.tiles; ++t) tags_.emplace_back(catch_all());
 }

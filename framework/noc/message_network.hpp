@@ -22,10 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "framework/channel/detail/node_memory.hpp"
 #include "framework/noc/detail/queue_ledger.hpp"
 #include "framework/noc/network_config.hpp"
 #include "framework/noc/tag_table.hpp"
 #include "framework/noc/tile_queue.hpp"
+#include "framework/runtime/memory_binding.hpp"
 #include "framework/runtime/wait_policy.hpp"
 
 namespace tp::noc {
@@ -34,7 +36,10 @@ class MessageNetwork {
 public:
     static constexpr const char* kBackend = "shared_memory";
 
-    explicit MessageNetwork(const NetworkConfig& config);  // throws std::invalid_argument
+    // throws std::invalid_argument. `tile_places`: per tile, the place its queues' slots are
+    // bound to (whole pages each, framework/runtime/memory_binding.hpp), as channel buffers
+    // follow their receiver's `memory:` setting; a tile past its end is not bound.
+    explicit MessageNetwork(const NetworkConfig& config, const std::vector<MemoryPlace>& tile_places = {});
     MessageNetwork(const MessageNetwork&) = delete;
     MessageNetwork& operator=(const MessageNetwork&) = delete;
 
@@ -148,6 +153,10 @@ public:
     // Room set aside by credit interfaces (see detail::QueueLedger).
     detail::QueueLedger& ledger() { return ledger_; }
 
+    // The slots of `tile`'s queues as bound at construction (queue index order, the catch-all
+    // last; each with the kernel's refusal, if any); empty when the tile has no place.
+    const std::vector<tp::detail::NodeMemoryPlacement::Area>& bound_slots(TileId tile) const { return bound_.at(tile); }
+
 private:
     TileQueue& queue(TileId tile, uint32_t q) { return *queues_[size_t{tile} * (config_.queues + 1) + q]; }
     const TileQueue& queue(TileId tile, uint32_t q) const { return *queues_[size_t{tile} * (config_.queues + 1) + q]; }
@@ -156,6 +165,7 @@ private:
     std::vector<std::unique_ptr<TileQueue>> queues_;  // tile * (queues + 1) + queue
     std::vector<TagTable> tags_;
     detail::QueueLedger ledger_;
+    std::vector<std::vector<tp::detail::NodeMemoryPlacement::Area>> bound_;  // per tile
 };
 
 }  // namespace tp::noc

@@ -22,9 +22,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <new>
 
+#include "framework/channel/detail/node_memory.hpp"
 #include "framework/metrics/relaxed_counter.hpp"
 #include "framework/noc/detail/header_word.hpp"
 #include "framework/noc/detail/queue_ledger.hpp"
@@ -34,10 +34,13 @@ namespace tp::noc {
 
 class TileQueue {
 public:
+    // The slots are a NodeMemory block of the process heap: whole cache lines, so that a small
+    // ring shares its line with nothing else, and whole pages bound to the placement open on
+    // the building thread, if any (detail::NodeMemoryPlacement: the `memory:` setting).
     explicit TileQueue(uint32_t capacity)  // a power of two, at least 2
         : mask_(capacity - 1),
-          // Whole cache lines, so that a small ring shares its line with nothing else.
-          slots_(static_cast<Slot*>(::operator new(bytes(capacity), std::align_val_t{64}))) {
+          memory_(sizeof(Slot) * capacity, -1, tp::detail::NodeMemory::Heap::Process),
+          slots_(static_cast<Slot*>(memory_.get())) {
         for (uint32_t i = 0; i < capacity; ++i) new (&slots_[i]) Slot{};
     }
 
@@ -174,10 +177,6 @@ private:
         std::atomic<uint64_t> seq{0};  // position + 1 of the header published here
         uint64_t word = 0;
     };
-    static std::size_t bytes(uint32_t capacity) { return (sizeof(Slot) * capacity + 63) / 64 * 64; }
-    struct AlignedDelete {
-        void operator()(Slot* p) const { ::operator delete(p, std::align_val_t{64}); }  // Slot is trivially destructible
-    };
     struct alignas(64) Senders {
         std::atomic<uint64_t> tail{0};        // next position to reserve
         std::atomic<uint64_t> head_cache{0};  // a recent value of head, shared by the senders
@@ -192,7 +191,8 @@ private:
     };
 
     const uint64_t mask_;
-    std::unique_ptr<Slot[], AlignedDelete> slots_;
+    tp::detail::NodeMemory memory_;  // Slot is trivially destructible: freeing the block ends them
+    Slot* const slots_;
     Senders prod_;
     Receiver cons_;
     Doorbell data_bell_;

@@ -231,6 +231,68 @@ TEST(MemoryBinding, StagesAreBuiltAndOpenedUnderTheirNodesPolicy) {
     }
 }
 
+// `udn` links ride the app's one messaging network: each tile's queues are popped by the node
+// the tile hosts, so they follow that node's setting as its channel buffers would.
+std::string udn_app(const std::string& parse_memory) {
+    return "transport: udn\nruntime: { fuse: never }\npipeline:\n"
+           "  - { stage: synth, name: src, count: 1000 }\n"
+           "  - { stage: parse, name: parse, memory: " + parse_memory + " }\n"
+           "  - drop\n";
+}
+
+// Every queue of the network tile hosting `node` was bound and carries `want` now.
+void expect_network_queues(const AppRunner& r, const std::string& node, const MemoryPlace& want) {
+    size_t found = 0;
+    for (const BoundArea& a : r.bound_memory())
+        if (a.what.rfind("network ", 0) == 0 && a.what.find(" (node " + node + ")") != std::string::npos) {
+            ++found;
+            EXPECT_EQ(a.error, "") << a.what;
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(a.addr) % page_size(), 0u) << a.what << ": pages of its own";
+            EXPECT_EQ(area_policy(a.addr, a.bytes), want) << a.what << ": " << describe(area_policy(a.addr, a.bytes));
+        }
+    EXPECT_EQ(found, 5u) << node << ": 4 demux queues and the catch-all";  // the default network.queues
+}
+
+TEST(MemoryBinding, AnUdnReceiversNetworkQueuesFollowItsSetting) {
+    const AppConfig app = parse_app_config(udn_app("interleave"), "test.yaml");
+    AppRunner r(app);
+    expect_network_queues(r, "parse", {MemoryPolicy::Interleave, r.memory_plan().app_nodes});
+    // The sender's tile (it pops credits) and the sink's follow their own first_touch.
+    expect_network_queues(r, "src", {MemoryPolicy::FirstTouch, {}});
+    expect_network_queues(r, "drop", {MemoryPolicy::FirstTouch, {}});
+    const RunReport rep = r.run();
+    EXPECT_EQ(rep.delivered, 1000u);
+    EXPECT_TRUE(rep.pools_full());
+}
+
+TEST(MemoryBinding, LocalBindsAnUdnReceiversNetworkQueuesToItsNode) {
+    const AppConfig app = parse_app_config(udn_app("local"), "test.yaml");
+    AppRunner r(app);
+    const AppPlan plan = plan_app(app);
+    ASSERT_EQ(plan.graph.nodes[1].name, "parse");
+    expect_network_queues(r, "parse", {MemoryPolicy::Local, {r.memory_plan().numa_of_node[1]}});
+    expect_network_queues(r, "drop", {MemoryPolicy::FirstTouch, {}});
+    EXPECT_EQ(r.run().delivered, 1000u);
+}
+
+// An event device's queues are DPDK's own memory: nothing is bound, and the node that asked
+// for a placement is told so where the bound areas are listed.
+TEST(MemoryBinding, AnEventdevNetworksQueuesAreReportedUnbound) {
+    std::string y = udn_app("interleave");
+    y.replace(y.find("transport: udn"), 14, "transport: udn_eventdev");
+    const AppConfig app = parse_app_config(y, "test.yaml");
+    AppRunner r(app);
+    std::vector<std::string> network;
+    for (const BoundArea& a : r.bound_memory())
+        if (a.what.find("network") != std::string::npos) {
+            network.push_back(a.what);
+            EXPECT_EQ(a.addr, nullptr);
+            EXPECT_NE(a.error.find("event device's own DPDK memory"), std::string::npos) << a.error;
+        }
+    EXPECT_EQ(network, std::vector<std::string>{"every network queue of tile 1 (node parse)"});
+    EXPECT_EQ(r.run().delivered, 1000u);
+}
+
 TEST(MemoryBinding, NodeMemoryIsPageAlignedAndBoundInsideAPlacement) {
     const MemoryPlace want{MemoryPolicy::Interleave, host_numa_nodes()};
     detail::NodeMemoryPlacement placement(want);

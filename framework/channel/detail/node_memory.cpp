@@ -23,12 +23,12 @@ NodeMemoryPlacement::NodeMemoryPlacement(const MemoryPlace& place) : place_(plac
 
 NodeMemoryPlacement::~NodeMemoryPlacement() { t_placement = nullptr; }
 
-NodeMemory::NodeMemory(std::size_t bytes, int socket) {
+NodeMemory::NodeMemory(std::size_t bytes, int socket, Heap heap) {
     NodeMemoryPlacement* const placement = t_placement;
     // A bound block owns its pages: a policy covers whole pages.
     align_ = placement != nullptr ? std::max(page_size(), kNoFalseSharing) : kNoFalseSharing;
     bytes_ = round_up(bytes, align_);
-    if (eal_started()) {
+    if (heap == Heap::Any && eal_started()) {
         p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), socket < 0 ? SOCKET_ID_ANY : socket);
         if (p_ == nullptr && socket >= 0)
             p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), SOCKET_ID_ANY);

@@ -10,6 +10,8 @@
 //    that built the channel; build channels on the receiver's node to get the same placement.
 // While a NodeMemoryPlacement is open on the building thread, the block is also page-aligned,
 // padded to whole pages and bound to that placement (the `memory:` setting): see below.
+// Heap::Process skips DPDK's heap: for blocks with no socket to ask for (the messaging
+// network's queues), which then stay bindable when DPDK's memory is hugepages.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,8 @@ namespace tp::detail {
 
 class NodeMemory {
 public:
-    NodeMemory(std::size_t bytes, int socket);  // socket < 0: any node
+    enum class Heap : unsigned char { Any, Process };
+    NodeMemory(std::size_t bytes, int socket, Heap heap = Heap::Any);  // socket < 0: any node
     ~NodeMemory();
     NodeMemory(const NodeMemory&) = delete;
     NodeMemory& operator=(const NodeMemory&) = delete;
