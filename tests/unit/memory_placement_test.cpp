@@ -1,8 +1,8 @@
 // The `memory:` setting: read from the file and from --set (app-wide, per farm, per node), and
 // applied: after an app is set up, the kernel holds the asked policy for its packet pool's
-// memory and its channels' buffers, and stages are built under it. This host may have a
-// single NUMA node, so the checks read the policy the kernel records (get_mempolicy through
-// hwloc) and where the pages are, not a speed.
+// memory, its channels' buffers and its udn network's queues, and stages are built under it.
+// This host may have a single NUMA node, so the checks read the policy the kernel records
+// (get_mempolicy through hwloc) and where the pages are, not a speed.
 #include <gtest/gtest.h>
 
 #include <rte_mempool.h>
