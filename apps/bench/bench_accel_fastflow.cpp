@@ -7,7 +7,8 @@
 // `blocking` variant blocking_mode(true) (threads sleep on condition variables instead of
 // spinning). Queues keep FastFlow's defaults (unbounded, 2048-entry segments), except with
 // `--dispatch on_demand`: set_scheduling_ondemand with tilepipe's per-worker capacity. Tasks travel as
-// pointers into an array filled before the clock starts, FastFlow's usual way.
+// pointers into an array allocated before the clock starts, FastFlow's usual way; each task is
+// written in the timed loop just before its offload, as the tilepipe caller writes its own.
 #include <ff/ff.hpp>  // the umbrella: farm.hpp alone misses the pipeline it refers to
 
 #include <chrono>
@@ -28,8 +29,7 @@ struct Worker final : ff::ff_node_t<AccelTask> {
 };
 
 AccelOutcome run_fastflow(const AccelRun& run) {
-    std::vector<AccelTask> tasks(run.tasks);
-    for (uint64_t i = 0; i < run.tasks; ++i) tasks[i] = AccelTask{i, run.iters, 0};
+    std::vector<AccelTask> tasks(run.tasks);  // zeroed (its pages touched) before the clock
     std::vector<std::unique_ptr<ff::ff_node>> workers;
     for (unsigned w = 0; w < run.workers; ++w) workers.push_back(std::make_unique<Worker>());
     ff::ff_Farm<AccelTask, AccelTask> farm(std::move(workers), true);
@@ -42,6 +42,7 @@ AccelOutcome run_fastflow(const AccelRun& run) {
     AccelTask* r = nullptr;
     const auto t0 = std::chrono::steady_clock::now();
     for (uint64_t i = 0; i < run.tasks; ++i) {
+        tasks[i] = AccelTask{i, run.iters, 0};  // made in the loop, as tilepipe's caller makes its own
         farm.offload(&tasks[i]);
         while (farm.load_result_nb(r)) {
             out.checksum += r->result;
