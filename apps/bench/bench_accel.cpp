@@ -47,6 +47,9 @@ const char* kHelp =
     "  --task-ns LIST     busy work per task in ns, calibrated here (default 5,1000)\n"
     "  --tasks N          tasks per measurement (default: 1000000 for tasks under 100 ns,\n"
     "                     else about 0.2 s of work for the farm)\n"
+    "  --one-by-one N     also offload N tasks one at a time, each result read (blocking)\n"
+    "                     before the next offload: the round trip's latency, mode\n"
+    "                     one_by_one (default 20000; 0 leaves it out)\n"
     "  --workers N        farm workers (default 2)\n"
     "  --dispatch D       tilepipe's dispatch: round_robin or on_demand (default round_robin);\n"
     "                     on_demand also schedules FastFlow's farm on demand, with the same\n"
@@ -64,6 +67,7 @@ const char* kHelp =
 
 struct Case {
     std::string impl;  // tilepipe, fastflow_blocking, fastflow_spin
+    bool one_by_one = false;
     double task_ns = 0;
     uint64_t iters = 0;
     uint64_t tasks = 0;
@@ -92,6 +96,12 @@ AccelOutcome run_tilepipe(const AccelRun& run, const AcceleratorOptions& base) {
     const auto t0 = std::chrono::steady_clock::now();
     for (uint64_t i = 0; i < run.tasks; ++i) {
         acc.offload(AccelTask{i, run.iters, 0});
+        if (run.one_by_one) {
+            if (!acc.get_result(r)) throw std::runtime_error("tilepipe: a result is missing");
+            out.checksum += r.result;
+            ++out.results;
+            continue;
+        }
         while (acc.try_get_result(r)) {
             out.checksum += r.result;
             ++out.results;
@@ -110,7 +120,8 @@ AccelOutcome run_tilepipe(const AccelRun& run, const AcceleratorOptions& base) {
 }  // namespace
 
 int run_accel(int argc, char** argv) {
-    const Args args(argc, argv, {"reps", "json", "task-ns", "tasks", "workers", "dispatch", "transport", "fastflow", "cpus", "capacity"},
+    const Args args(argc, argv, {"reps", "json", "task-ns", "tasks", "workers", "dispatch", "transport", "fastflow", "cpus", "capacity",
+                                 "one-by-one"},
                     {"help"});
     if (args.has("help")) {
         std::fputs(kHelp, stdout);
@@ -158,6 +169,7 @@ int run_accel(int argc, char** argv) {
         impls.push_back("fastflow_" + f);
     }
 
+    const uint64_t one_by_one = at_least(args, "one-by-one", 20000, 0);
     const double per_ns = rounds_per_ns();
     std::vector<Case> cases;
     std::vector<uint64_t> expected;
@@ -169,8 +181,16 @@ int run_accel(int argc, char** argv) {
         uint64_t sum = 0;
         for (uint64_t i = 0; i < tasks; ++i) sum += accel_work(i, iters);
         for (const auto& impl : impls) {
-            cases.push_back({impl, ns, iters, tasks});
+            cases.push_back({impl, false, ns, iters, tasks});
             expected.push_back(sum);
+        }
+        if (one_by_one == 0) continue;
+        const uint64_t tasks1 = std::min(one_by_one, tasks);  // the first ones: their sum
+        uint64_t sum1 = 0;
+        for (uint64_t i = 0; i < tasks1; ++i) sum1 += accel_work(i, iters);
+        for (const auto& impl : impls) {
+            cases.push_back({impl, true, ns, iters, tasks1});
+            expected.push_back(sum1);
         }
     }
 
@@ -179,7 +199,8 @@ int run_accel(int argc, char** argv) {
     const unsigned done = interleave(reps, cases.size(), [&](size_t k, unsigned) {
         const Case& c = cases[k];
         AccelRun run{c.tasks, c.iters, workers, c.impl != "fastflow_spin",
-                     base.dispatch == TaskDispatch::on_demand ? (base.capacity != 0 ? base.capacity : 4u) : 0u};
+                     base.dispatch == TaskDispatch::on_demand ? (base.capacity != 0 ? base.capacity : 4u) : 0u,
+                     c.one_by_one};
         const AccelOutcome o = c.impl == "tilepipe" ? run_tilepipe(run, base) : fastflow_accelerator()(run);
         if (o.results != c.tasks || o.checksum != expected[k]) ++wrong;
         rate[k].push_back(static_cast<double>(c.tasks) / o.seconds);
@@ -193,9 +214,10 @@ int run_accel(int argc, char** argv) {
         // tilepipe over this implementation, per repetition (drift hits both alike).
         std::vector<double> ratio;
         for (size_t j = 0; j < cases.size(); ++j)
-            if (cases[j].impl == "tilepipe" && cases[j].task_ns == cases[k].task_ns)
+            if (cases[j].impl == "tilepipe" && cases[j].task_ns == cases[k].task_ns && cases[j].one_by_one == cases[k].one_by_one)
                 for (unsigned r = 0; r < done; ++r) ratio.push_back(rate[j][r] / rate[k][r]);
         nlohmann::json row{{"impl", cases[k].impl},
+                           {"mode", cases[k].one_by_one ? "one_by_one" : "stream"},
                            {"task_ns", cases[k].task_ns},
                            {"rounds", cases[k].iters},
                            {"tasks", cases[k].tasks},
@@ -203,6 +225,7 @@ int run_accel(int argc, char** argv) {
                            {"mtasks_per_s", s.median / 1e6},
                            {"mtasks_min", s.min / 1e6},
                            {"mtasks_max", s.max / 1e6},
+                           {"us_per_task", 1e6 / s.median},
                            {"reps", done}};
         if (!ratio.empty()) row["tilepipe_vs"] = summarize(ratio).median;
         rows.push_back(row);
@@ -214,11 +237,13 @@ int run_accel(int argc, char** argv) {
                   workers, dispatch.c_str(), base.transport.c_str(), done);
     print_table(title, rows,
                 {{"impl", "/impl"},
+                 {"mode", "/mode"},
                  {"task_ns", "/task_ns", 0},
                  {"tasks", "/tasks", 0},
                  {"Mtasks/s", "/mtasks_per_s", 3},
                  {"min", "/mtasks_min", 3},
                  {"max", "/mtasks_max", 3},
+                 {"us/task", "/us_per_task", 3},
                  {"tilepipe_vs", "/tilepipe_vs", 2}});
     write_json(json, "accel", rows);
     if (wrong != 0) {

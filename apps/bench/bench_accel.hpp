@@ -20,13 +20,15 @@ uint64_t accel_work(uint64_t id, uint64_t iters);
 
 // One measurement: offload `tasks` tasks of `iters` rounds to a farm of `workers`, reading
 // results as they come (after every offload, without blocking), then end of stream and the
-// rest. `seconds` spans the first offload to the last result.
+// rest; or, `one_by_one`, each task's result (a blocking read) before the next offload.
+// `seconds` spans the first offload to the last result.
 struct AccelRun {
     uint64_t tasks = 0;
     uint64_t iters = 0;
     unsigned workers = 2;
     bool blocking = true;  // peer: its blocking (sleeping) mode rather than its default spinning
     unsigned on_demand = 0;  // peer: > 0 schedules on demand with this many entries per worker queue
+    bool one_by_one = false;  // offload one task and wait for its result, then the next (latency)
 };
 struct AccelOutcome {
     double seconds = 0;

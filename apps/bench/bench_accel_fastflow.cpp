@@ -44,6 +44,12 @@ AccelOutcome run_fastflow(const AccelRun& run) {
     for (uint64_t i = 0; i < run.tasks; ++i) {
         tasks[i] = AccelTask{i, run.iters, 0};  // made in the loop, as tilepipe's caller makes its own
         farm.offload(&tasks[i]);
+        if (run.one_by_one) {
+            if (!farm.load_result(r)) throw std::runtime_error("fastflow: a result is missing");
+            out.checksum += r->result;
+            ++out.results;
+            continue;
+        }
         while (farm.load_result_nb(r)) {
             out.checksum += r->result;
             ++out.results;

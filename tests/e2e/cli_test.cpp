@@ -490,15 +490,15 @@ TEST(Cli, BenchConfigMistakesAreLocated) {
 
 TEST(Cli, AccelBenchChecksEveryResultAndSaysWhyFastFlowIsSkipped) {
     const std::string json = tmp_path("accel.json");
-    const CommandResult r = tilepipe("bench accel --reps 1 --tasks 3000 --task-ns 5,200 --json " + json);
+    const CommandResult r = tilepipe("bench accel --reps 1 --tasks 3000 --one-by-one 500 --task-ns 5,200 --json " + json);
     ASSERT_EQ(r.status, 0) << r.err;  // 1 when a task was lost or its result changed
     const nlohmann::json j = nlohmann::json::parse(read_file(json));
     fs::remove(json);
     EXPECT_EQ(j["bench"], "accel");
-    ASSERT_EQ(j["rows"].size(), 2u);  // the tilepipe command has no FastFlow in it
+    ASSERT_EQ(j["rows"].size(), 4u);  // streamed and one by one, per size; no FastFlow in this command
     for (const auto& row : j["rows"]) {
         EXPECT_EQ(row["impl"], "tilepipe");
-        EXPECT_EQ(row["tasks"], 3000);
+        EXPECT_EQ(row["tasks"], row["mode"] == "stream" ? 3000 : 500) << row.dump();
         EXPECT_GT(row["mtasks_per_s"].get<double>(), 0.0);
     }
     EXPECT_NE(r.err.find("skipping fastflow_blocking: run tilepipe-bench"), std::string::npos) << r.err;
