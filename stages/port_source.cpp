@@ -112,6 +112,7 @@ void PortSource::open(StageEnv& env) {
     r.rxd = rxd_;
     r.promisc = params_.get_bool("promisc");
     r.pool = env.pool->get();
+    r.source = true;
     pool_ = r.pool;
     r.socket = env.socket;
     try {

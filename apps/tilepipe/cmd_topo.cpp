@@ -155,14 +155,49 @@ std::string nodes_text(const std::vector<int>& nodes) {
     return s;
 }
 
+// "packets" when the app has one pool, else "packets.N" (MemoryPlan::pools' order).
+std::string pool_name(const MemoryPlan& m, size_t pool) {
+    return m.pools.size() == 1 ? "packets" : "packets." + std::to_string(pool);
+}
+
+// The sources filling pool `pool`, by node name.
+std::vector<std::string> pool_sources(const AppPlan& plan, const MemoryPlan& m, size_t pool) {
+    std::vector<std::string> v;
+    for (size_t i : m.sources)
+        if (m.pool_of_node[i] == pool) v.push_back(plan.graph.nodes[i].name);
+    return v;
+}
+
+nlohmann::json pools_json(const AppPlan& plan, const MemoryPlan& m) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (size_t p = 0; p < m.pools.size(); ++p)
+        pools.push_back({{"name", pool_name(m, p)},
+                         {"memory", memory_policy_name(m.pools[p].policy)},
+                         {"memory_nodes", m.pools[p].nodes},
+                         {"follows", m.pool_follows[p] >= 0 ? nlohmann::json(plan.graph.nodes[static_cast<size_t>(m.pool_follows[p])].name)
+                                                            : nlohmann::json(nullptr)},
+                         {"sources", pool_sources(plan, m, p)}});
+    return pools;
+}
+
 // Per node: its NUMA node and where its input channels' buffers and its stages' state go.
 std::string render_memory(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m, size_t width) {
     const auto& nodes = plan.graph.nodes;
     std::string s = wrapped("memory: " + std::string(memory_policy_name(memory_policy_of(app))) + " app-wide; the app's CPUs are on NUMA node(s) " +
                                 nodes_text(m.app_nodes) + (m.bind ? "" : "; nothing is bound (the kernel places each page where it is first written)"),
                             width);
-    s += "  pool packets: " + describe(m.pool) +
-         (m.pool_follows >= 0 ? " (follows " + nodes[static_cast<size_t>(m.pool_follows)].name + ", its first source)" : "") + "\n";
+    for (size_t p = 0; p < m.pools.size(); ++p) {
+        const std::vector<std::string> sources = pool_sources(plan, m, p);
+        s += "  pool " + pool_name(m, p) + ": " + describe(m.pools[p]);
+        if (m.pools.size() == 1 && m.pool_follows[p] >= 0)
+            s += " (follows " + nodes[static_cast<size_t>(m.pool_follows[p])].name + ", its first source)";
+        else if (!sources.empty()) {
+            s += " (filled by ";
+            for (size_t k = 0; k < sources.size(); ++k) s += (k == 0 ? "" : ", ") + sources[k];
+            s += ")";
+        }
+        s += "\n";
+    }
     size_t name_w = 4;
     for (const auto& n : nodes) name_w = std::max(name_w, n.name.size());
     s += "  " + pad("node", name_w) + "  cpu  numa  channels in + stage state\n";
@@ -261,11 +296,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus},
             {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
-            {"pools", nlohmann::json::array({{{"name", "packets"},
-                                              {"memory", memory_policy_name(memory.pool.policy)},
-                                              {"memory_nodes", memory.pool.nodes},
-                                              {"follows", memory.pool_follows >= 0 ? nlohmann::json(plan.graph.nodes[static_cast<size_t>(memory.pool_follows)].name)
-                                                                                   : nlohmann::json(nullptr)}}})}};
+            {"pools", pools_json(plan, memory)}};
 }
 
 }  // namespace

@@ -239,7 +239,7 @@ Report PacketAccelerator::wait() {
         r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
     }
     // The results the caller freed are back now: the pool as it is after them.
-    for (PoolReport& p : r.pools) p.available = s.run.runner->pool().available();
+    for (size_t i = 0; i < r.pools.size(); ++i) r.pools[i].available = s.run.runner->pools()[i]->available();
     return finish_run(r, s.run.app, RunSettings{});
 }
 

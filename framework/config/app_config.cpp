@@ -469,6 +469,7 @@ void finalize(AppConfig& app) {
         }
     }
     check_farm_queue_params(app);
+    check_worker_memory(app);
 }
 
 const ParamValues& NodeConfig::params_of(uint32_t worker) const {

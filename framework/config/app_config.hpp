@@ -58,6 +58,7 @@ struct NodeConfig {
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
     MemorySetting memory;                // `memory:`; empty = its farm's or the app's
+    std::map<uint32_t, MemorySetting> worker_memory;  // one worker's own (--set FARM.W/NODE.memory)
     int pattern = -1;                    // index into AppConfig::patterns for a farm/map worker stage
     // One worker's own parameter text (`--set FARM.W/NODE.PARAM=VALUE`), bound by finalize()
     // over `params` into `worker_params`.

@@ -31,14 +31,33 @@ MemoryPolicy memory_policy_of(const AppConfig& app, const NodeConfig& node) {
     return memory_policy_of(app);
 }
 
+MemoryPolicy memory_policy_of(const AppConfig& app, const NodeConfig& node, uint32_t worker) {
+    const auto it = node.worker_memory.find(worker);
+    return it != node.worker_memory.end() && it->second.policy ? *it->second.policy : memory_policy_of(app, node);
+}
+
 bool memory_policy_given(const AppConfig& app) {
     auto set = [](const MemorySetting& m) { return m.policy && *m.policy != MemoryPolicy::FirstTouch; };
     if (set(app.memory)) return true;
     for (const auto& f : app.patterns)
         if (set(f.memory)) return true;
-    for (const auto& n : app.pipeline)
+    for (const auto& n : app.pipeline) {
         if (set(n.memory)) return true;
+        for (const auto& [w, m] : n.worker_memory)
+            if (set(m)) return true;
+    }
     return false;
+}
+
+void check_worker_memory(const AppConfig& app) {
+    for (const NodeConfig& n : app.pipeline) {
+        if (n.worker_memory.empty()) continue;
+        const PatternConfig& f = app.patterns.at(static_cast<size_t>(n.pattern));
+        const auto& [w, m] = *n.worker_memory.rbegin();  // the highest worker named
+        if (w >= f.workers)
+            throw LocatedError(m.where, (f.map ? "map '" : "farm '") + f.name + "' has " + std::to_string(f.workers) +
+                                            " worker(s), numbered from 0");
+    }
 }
 
 }  // namespace tp

@@ -38,9 +38,13 @@ MemorySetting read_memory_setting(const std::string& text, const Location& where
 // The policy in force on a stage node (its own, its farm's or map's, the app's), on a pattern
 // (its own, the app's), and app-wide.
 MemoryPolicy memory_policy_of(const AppConfig& app, const NodeConfig& node);
+// Worker `worker`'s instance of a farm's or map's stage node: its own setting, else the node's.
+MemoryPolicy memory_policy_of(const AppConfig& app, const NodeConfig& node, uint32_t worker);
 MemoryPolicy memory_policy_of(const AppConfig& app, const PatternConfig& pattern);
 MemoryPolicy memory_policy_of(const AppConfig& app);
 // True when some node asks for more than the kernel's default, so the runner binds.
 bool memory_policy_given(const AppConfig& app);
+// Throws LocatedError at a worker's own setting naming a worker its farm or map lacks.
+void check_worker_memory(const AppConfig& app);
 
 }  // namespace tp

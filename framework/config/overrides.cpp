@@ -101,11 +101,11 @@ Target resolve(const AppConfig& app, const std::string& path, const Location& wh
     if (parts.size() == 3 && is_index(parts[1])) {
         const auto n = static_cast<size_t>(worker_stage(app, f, parts[2], where));
         const NodeConfig& nc = app.pipeline[n];
-        if (nc.stage->find_param(key) == nullptr) {
+        if (nc.stage->find_param(key) == nullptr && key != "memory") {
             std::vector<std::string> v;
             for (const auto& p : nc.stage->params) v.push_back(p.name);
             throw LocatedError(where, "one worker's instance takes only parameters of its stage '" + nc.stage->name +
-                                          "' (known: " + join(v) + ")" +
+                                          "' (known: " + join(v) + ") and memory" +
                                           (key == "transport" || key == "queue" || key == "tile"
                                                ? "; its " + key + " is every worker's: --set " + head + "." + parts[2] + "." + key
                                                : std::string()));
@@ -120,7 +120,8 @@ void apply(AppConfig& app, const Target& t, const std::string& value, const Loca
         case Target::App: set_app_setting(app, t.key, value, where); break;
         case Target::Pattern: set_pattern_setting(app.patterns[t.index], t.key, value, where); break;
         case Target::Node:
-            if (t.worker) app.pipeline[t.index].worker_raw[*t.worker][t.key] = {value, where};
+            if (t.worker && t.key == "memory") app.pipeline[t.index].worker_memory[*t.worker] = read_memory_setting(value, where);
+            else if (t.worker) app.pipeline[t.index].worker_raw[*t.worker][t.key] = {value, where};
             else set_node_setting(app.pipeline[t.index], t.key, value, where);
             break;
     }

@@ -16,6 +16,7 @@
 
 #include "framework/channel/channel_factory.hpp"
 #include "framework/channel/detail/node_memory.hpp"
+#include "framework/graph/app_pools.hpp"
 #include "framework/graph/chaos_plan.hpp"
 #include "framework/graph/worker_params.hpp"
 #include "framework/metrics/emit_plan.hpp"
@@ -27,19 +28,13 @@
 namespace tp {
 
 namespace {
-std::atomic<int> g_pool_serial{0};
-
 // Tasks a map keeps in flight: enough to overlap multicast, work and collection.
 constexpr uint32_t kMapSlots = 64;
 }  // namespace
 
 EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     EalOptions o;
-    MbufPoolSpec spec;
-    spec.mbufs = pool_mbufs(app, plan);
-    spec.cache = app.pool.cache;
-    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
-    o.memory_bytes = MbufPool::footprint(spec);
+    o.memory_bytes = app_pools_footprint(app, plan);
     for (const GraphNode& g : plan.graph.nodes)
         for (size_t i : g.stages) {
             const NodeConfig& n = app.pipeline[i];
@@ -60,21 +55,11 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
     scheduler_ = std::make_unique<Scheduler>(thread_cpus, idle_backoff(app_.idle, plan_.oversubscribed()));
 
-    MbufPoolSpec spec;
-    spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
-    spec.mbufs = pool_mbufs(app_, plan_);
-    spec.cache = app_.pool.cache;
-    spec.data_room = static_cast<uint16_t>(app_.pool.data_room);
-    try {
-        pool_ = std::make_unique<MbufPool>(spec);
-    } catch (const std::runtime_error& e) {
-        throw std::runtime_error(e.what() + pool_memory_advice(app_, spec.mbufs));
-    }
-    spdlog::debug("pool {}: {} mbufs of {} bytes, cache {}, handler {}", pool_->name(), pool_->capacity(),
-                  pool_->data_room(), spec.cache, pool_->handler());
     // `memory:` at setup only: pages are bound (and moved) before a tile runs.
     memory_ = plan_memory(app_, plan_);
-    if (memory_.bind) note_bound(bind_mempool(pool_->get(), memory_.pool));
+    pools_ = make_app_pools(app_, plan_, memory_);
+    if (memory_.bind)
+        for (size_t i = 0; i < pools_.size(); ++i) note_bound(bind_mempool(pools_[i]->get(), memory_.pools[i]));
 
     unsigned source_port = 0;
     std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
@@ -90,7 +75,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
             instances_.push_back(Instance{&nc, n, nc.stage->create(worker_params(app_, nc, g.nodes[n]))});
             Stage& st = *instances_.back().stage;
             StageEnv env;
-            env.pool = pool_.get();
+            env.pool = pools_[memory_.pool_of_node[n]].get();
             env.outputs = outputs_.get();
             env.node_name = nc.name;
             env.socket = eal_socket_of(memory_.node[n]);
@@ -211,6 +196,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;
+    ts.own_pool = memory_.pool_of_node[n] != 0;
     if (chaos_stall_node(app_, g) == n) ts.stall.emplace(app_.chaos.after_packets, app_.chaos.stall_ms);
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
@@ -223,7 +209,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
 
 AppRunner::~AppRunner() {
     scheduler_->join();
-    // Stages go first: they may hold mbufs of the pool (templates, tables).
+    // Stages go first: they may hold mbufs of the pools (templates, tables).
     tasks_.clear();
     instances_.clear();
     links_.clear();
@@ -473,7 +459,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
     r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
     // rte_mempool_avail_count adds up the pool and the lcore caches without locks: exact after
     // the join, a few bursts stale while tiles run (DPDK offers it for monitoring).
-    r.pools.push_back(PoolReport{pool_->name(), pool_->capacity(), pool_->available()});
+    for (const auto& p : pools_) r.pools.push_back(PoolReport{p->name(), p->capacity(), p->available()});
     if (live) return r;  // failures and accounting are read after the join
     for (size_t n = 0; n < g.nodes.size(); ++n)
         if (tasks_[n]->failed()) {

@@ -1,6 +1,7 @@
 // AppRunner: turns a validated AppConfig into a running app and reports what it did.
 //
-// Construction (EAL must be up) creates the packet pool, the stages (opening them: files are
+// Construction (EAL must be up) creates the packet pools (one per place of the sources:
+// memory_plan.hpp), the stages (opening them: files are
 // loaded here, before timing starts), the channels between consecutive nodes, and the
 // threads the plan maps the nodes' tiles onto. run() starts the clock when every thread is ready,
 // waits for end of stream to reach every sink, and builds the RunReport, including each
@@ -57,8 +58,11 @@ public:
     RunReport run(const RunOptions& opts = {});
 
     size_t threads() const { return scheduler_->threads(); }
-    const MbufPool& pool() const { return *pool_; }
-    // Where the `memory:` setting put the pool, channels and stage state, and each area bound.
+    // The packet pools, in MemoryPlan::pools' order (the report's too); pool() is the first
+    // source's, the only one when the sources are alike.
+    const std::vector<std::unique_ptr<MbufPool>>& pools() const { return pools_; }
+    const MbufPool& pool() const { return *pools_.front(); }
+    // Where the `memory:` setting put the pools, channels and stage state, and each area bound.
     const MemoryPlan& memory_plan() const { return memory_; }
     const std::vector<BoundArea>& bound_memory() const { return bound_; }
 
@@ -99,7 +103,7 @@ private:
     // The files stages write, under temporary names until the constructor has started
     // everything; declared first among what stages use, so a failed start removes them last.
     std::unique_ptr<PendingOutputs> outputs_ = std::make_unique<PendingOutputs>();
-    std::unique_ptr<MbufPool> pool_;
+    std::vector<std::unique_ptr<MbufPool>> pools_;
     struct Link {  // per graph edge: one of the two
         std::unique_ptr<Channel<PacketDesc>> desc;
         std::unique_ptr<Channel<uint64_t>> words;

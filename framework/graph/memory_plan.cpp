@@ -28,7 +28,7 @@ bool is_source(const AppConfig& app, const GraphNode& g) {
 
 MemoryPolicy memory_policy_of(const AppConfig& app, const AppGraph& graph, size_t n) {
     const GraphNode& g = graph.nodes[n];
-    if (!g.stages.empty()) return memory_policy_of(app, app.pipeline[g.stages.front()]);
+    if (!g.stages.empty()) return memory_policy_of(app, app.pipeline[g.stages.front()], g.worker);
     if (g.pattern >= 0) return memory_policy_of(app, app.patterns[static_cast<size_t>(g.pattern)]);
     // A farm's emitter or collector tile: named after its farm ("fw.emitter").
     for (const PatternConfig& f : app.patterns)
@@ -51,17 +51,22 @@ MemoryPlan plan_memory(const AppConfig& app, const AppPlan& plan) {
     for (size_t i = 0; i < n; ++i)
         m.node.push_back(place(memory_policy_of(app, plan.graph, i), {m.numa_of_node[i]}, m.app_nodes));
 
-    std::vector<int> source_nodes;
+    // A source's pool sits where its node's setting puts the node's own memory.
+    auto pool_at = [&m](const MemoryPlace& p) { return size_t(std::find(m.pools.begin(), m.pools.end(), p) - m.pools.begin()); };
+    m.pool_of_node.assign(n, 0);
     for (size_t i = 0; i < n; ++i)
-        if (is_source(app, plan.graph.nodes[i])) {
-            if (m.pool_follows < 0) m.pool_follows = static_cast<int>(i);
-            source_nodes.push_back(m.numa_of_node[i]);
-        }
-    std::sort(source_nodes.begin(), source_nodes.end());
-    source_nodes.erase(std::unique(source_nodes.begin(), source_nodes.end()), source_nodes.end());
-    const MemoryPolicy pool_policy = m.pool_follows >= 0 ? memory_policy_of(app, plan.graph, static_cast<size_t>(m.pool_follows))
-                                                         : memory_policy_of(app);
-    m.pool = place(pool_policy, source_nodes.empty() ? m.app_nodes : source_nodes, m.app_nodes);
+        if (is_source(app, plan.graph.nodes[i])) m.sources.push_back(i);
+    for (size_t i : m.sources) {
+        m.pool_of_node[i] = pool_at(m.node[i]);
+        if (m.pool_of_node[i] == m.pools.size()) m.pools.push_back(m.node[i]), m.pool_follows.push_back(static_cast<int>(i));
+    }
+    if (m.pools.empty()) m.pools.push_back(place(memory_policy_of(app), m.app_nodes, m.app_nodes)), m.pool_follows.push_back(-1);
+    // Other stage nodes allocate (copies, reassembly) from the pool of their own place, else the
+    // first; a map's tiles share its tasks' descriptors, so they keep the first.
+    for (size_t i = 0; i < n; ++i)
+        if (plan.graph.nodes[i].role == NodeRole::Stages && !plan.graph.nodes[i].stages.empty() &&
+            !std::binary_search(m.sources.begin(), m.sources.end(), i) && pool_at(m.node[i]) < m.pools.size())
+            m.pool_of_node[i] = pool_at(m.node[i]);
     return m;
 }
 

@@ -7,8 +7,12 @@
 //   local        its own NUMA node
 //   interleave   every NUMA node the app's CPUs are on, page by page
 //   first_touch  nothing bound: the kernel's default
-// The app has one packet pool; it follows the setting of its first source, the node that
-// fills its mbufs: local is the NUMA node(s) of the app's sources.
+// Packet pools: one per distinct place of the app's sources (the nodes filling mbufs), as a
+// DPDK app keeps one pool per socket: a source's pool has its own node's place (local: its
+// NUMA node). When every source is alike, as by default, the app has one pool. Every other
+// stage node (a processor copying packets allocates too) uses the pool of its own place when
+// there is one, else the first; a node on another pool than the first sends descriptors on
+// without their length (PacketDesc: between nodes "simple" means of the first pool).
 #pragma once
 
 #include <cstddef>
@@ -28,8 +32,10 @@ struct MemoryPlan {
     std::vector<int> app_nodes;      // NUMA nodes the app's CPUs are on, ascending
     std::vector<int> numa_of_node;   // per graph node: the NUMA node of its CPU
     std::vector<MemoryPlace> node;   // per graph node: its input channels and stage state
-    MemoryPlace pool;                // the app's packet pool
-    int pool_follows = -1;           // the graph node (a source) whose setting the pool takes
+    std::vector<size_t> sources;     // the graph nodes that fill mbufs (sources), ascending
+    std::vector<MemoryPlace> pools;  // the app's packet pools, in the order of their first source
+    std::vector<int> pool_follows;   // per pool: its first source (graph node); -1 when the app has none
+    std::vector<size_t> pool_of_node;  // per graph node: the pool it allocates from
 };
 
 MemoryPlan plan_memory(const AppConfig& app, const AppPlan& plan);

@@ -9,6 +9,8 @@
 #include "descriptors/burst.hpp"
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_pools.hpp"
+#include "framework/graph/memory_plan.hpp"
 #include "framework/graph/worker_params.hpp"
 
 namespace tp {
@@ -92,9 +94,7 @@ void check_pool(const AppConfig& app, const AppPlan& plan) {
 }
 
 uint32_t largest_pool_within(const AppConfig& app, uint64_t bytes) {
-    MbufPoolSpec spec;
-    spec.cache = app.pool.cache;
-    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
+    MbufPoolSpec spec = app_pool_spec(app, 0);
     uint64_t best = 0;
     for (uint64_t n = 4095; n <= (1ull << 26); n = n * 2 + 1) {
         spec.mbufs = static_cast<uint32_t>(n);
@@ -105,19 +105,18 @@ uint32_t largest_pool_within(const AppConfig& app, uint64_t bytes) {
 }
 
 void check_pool_memory(const AppConfig& app, const AppPlan& plan, const EalOptions& eal, uint64_t available) {
-    // EAL's own heap and what it maps besides the pool (eal_memory_mb's slack).
+    // EAL's own heap and what it maps besides the pools (eal_memory_mb's slack).
     const uint64_t need = eal_memory_mb(eal) << 20;
     if (need <= available) return;
-    MbufPoolSpec spec;
-    spec.mbufs = pool_mbufs(app, plan);
-    spec.cache = app.pool.cache;
-    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
-    const uint64_t pool = MbufPool::footprint(spec);
-    const uint64_t rest = need - std::min(need, pool);
-    const uint32_t fits = available > rest ? largest_pool_within(app, available - rest) : 0;
-    std::string msg = "not enough memory for DPDK: the app needs " + std::to_string(need >> 20) + " MiB (its pool of " +
+    const MbufPoolSpec spec = app_pool_spec(app, pool_mbufs(app, plan));
+    const uint64_t count = plan_memory(app, plan).pools.size();  // one per place of the sources, sized alike
+    const uint64_t pools = count * MbufPool::footprint(spec);
+    const uint64_t rest = need - std::min(need, pools);
+    const uint32_t fits = available > rest ? largest_pool_within(app, (available - rest) / count) : 0;
+    std::string msg = "not enough memory for DPDK: the app needs " + std::to_string(need >> 20) + " MiB (" +
+                      (count == 1 ? std::string("its pool") : "each of its " + std::to_string(count) + " pools") + " of " +
                       std::to_string(spec.mbufs) + " mbufs of " + std::to_string(spec.data_room) + " bytes takes " +
-                      std::to_string(pool >> 20) + " MiB) and the host has " + std::to_string(available >> 20) +
+                      std::to_string((pools / count) >> 20) + " MiB) and the host has " + std::to_string(available >> 20) +
                       " MiB available; ";
     if (fits >= pool_sizing(app, plan).minimum) {
         msg += "set pool.mbufs to " + std::to_string(fits) + " or fewer (--set pool.mbufs=" + std::to_string(fits) + ")";
@@ -133,7 +132,7 @@ void check_pool_memory(const AppConfig& app, const AppPlan& plan, const EalOptio
 
 namespace tp {
 
-std::string pool_memory_advice(const AppConfig& app, uint32_t mbufs) {
+std::string pool_memory_advice(const AppConfig& app, uint32_t mbufs, uint64_t pools) {
     uint64_t free_bytes = 0, total = 0;
     for (unsigned i = 0; i < rte_socket_count(); ++i) {
         rte_malloc_socket_stats st{};
@@ -142,16 +141,13 @@ std::string pool_memory_advice(const AppConfig& app, uint32_t mbufs) {
             total += st.heap_totalsz_bytes;
         }
     }
-    MbufPoolSpec spec;
-    spec.mbufs = mbufs;
-    spec.cache = app.pool.cache;
-    spec.data_room = static_cast<uint16_t>(app.pool.data_room);
-    const uint64_t pool = MbufPool::footprint(spec);
-    const uint32_t fits = largest_pool_within(app, free_bytes);
-    std::string s = " (the pool takes " + std::to_string(pool >> 20) + " MiB, DPDK has " +
+    const uint64_t pool = MbufPool::footprint(app_pool_spec(app, mbufs));
+    const uint32_t fits = largest_pool_within(app, free_bytes / pools);
+    std::string s = " (the pool takes " + std::to_string(pool >> 20) + " MiB" +
+                    (pools > 1 ? ", as does each of the " + std::to_string(pools - 1) + " after it" : std::string()) + ", DPDK has " +
                     std::to_string(free_bytes >> 20) + " MiB free of " + std::to_string(total >> 20) + " MiB): ";
     if (fits != 0) s += "set pool.mbufs to " + std::to_string(fits) + " or fewer (--set pool.mbufs=" + std::to_string(fits) + "), or ";
-    s += "give DPDK more memory (--eal \"-m " + std::to_string((total + pool - std::min(pool, free_bytes)) / (1 << 20) + 256) + "\")";
+    s += "give DPDK more memory (--eal \"-m " + std::to_string((total + pools * pool - std::min(pools * pool, free_bytes)) / (1 << 20) + 256) + "\")";
     return s;
 }
 

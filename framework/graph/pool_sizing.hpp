@@ -49,11 +49,13 @@ void check_pool(const AppConfig& app, const AppPlan& plan);
 uint32_t largest_pool_within(const AppConfig& app, uint64_t bytes);
 
 // Throws std::runtime_error when the EAL memory `eal` asks for (pools and stages) exceeds
-// `available` bytes (host_memory_available()), saying which pool.mbufs fits.
+// `available` bytes (host_memory_available()), saying which pool.mbufs fits (every pool
+// of the app's is that size).
 void check_pool_memory(const AppConfig& app, const AppPlan& plan, const EalOptions& eal, uint64_t available);
 
 // Why a pool of `mbufs` did not fit in EAL's memory and what to change, from EAL's heap stats
-// (EAL must be up): appended to the error of a failed pool creation.
-std::string pool_memory_advice(const AppConfig& app, uint32_t mbufs);
+// (EAL must be up): appended to the error of a failed pool creation. `pools`: that pool and
+// the app's pools still to create after it, all of `mbufs`.
+std::string pool_memory_advice(const AppConfig& app, uint32_t mbufs, uint64_t pools = 1);
 
 }  // namespace tp

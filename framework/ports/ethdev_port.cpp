@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
 
@@ -20,6 +21,9 @@ struct PortUse {
     uint16_t queues = 0;
     std::string vdev;  // the virtual device the registry created, to remove at the end
     RxLosses taken;    // device counters already handed out (or there before configuring)
+    std::vector<rte_mempool*> rx_pool;  // per RX queue: the pool it receives into
+    uint16_t rxd = 0;                   // descriptors per RX queue, as the device took them
+    unsigned socket = SOCKET_ID_ANY;    // where the queues are
 };
 
 RxLosses read_rx_losses(uint16_t pid) {
@@ -100,7 +104,7 @@ uint16_t find_or_create(const std::string& device, std::string& created) {
                              "; a virtual device spec starts with its driver, e.g. net_null0)");
 }
 
-void configure_and_start(uint16_t pid, const PortRequest& r) {
+void configure_and_start(uint16_t pid, const PortRequest& r, PortUse& use) {
     rte_eth_dev_info info{};
     int rc = rte_eth_dev_info_get(pid, &info);
     if (rc != 0) throw std::runtime_error("cannot read device info: " + dpdk_reason(rc));
@@ -132,6 +136,7 @@ void configure_and_start(uint16_t pid, const PortRequest& r) {
     if (rc != 0) throw std::runtime_error("cannot fit the descriptor counts: " + dpdk_reason(rc));
     int socket = r.socket >= 0 ? r.socket : rte_eth_dev_socket_id(pid);
     if (socket < 0) socket = SOCKET_ID_ANY;
+    use.rxd = rxd, use.socket = static_cast<unsigned>(socket), use.rx_pool.assign(r.queues, r.pool);
     for (uint16_t q = 0; q < r.queues; ++q) {
         rc = rte_eth_rx_queue_setup(pid, q, rxd, static_cast<unsigned>(socket), nullptr, r.pool);
         if (rc != 0)
@@ -147,6 +152,18 @@ void configure_and_start(uint16_t pid, const PortRequest& r) {
     }
     rc = rte_eth_dev_start(pid);
     if (rc != 0) throw std::runtime_error("cannot start the port: " + dpdk_reason(rc));
+}
+
+// A later source's RX queue receives into that source's pool (an app has one per place of its
+// sources): at setup, before any packet is read, the port stops, the queue is set up again
+// (releasing the old ring gives its mbufs back to their pool) and the port starts again.
+void receive_into(uint16_t pid, PortUse& use, const PortRequest& r) {
+    int rc = rte_eth_dev_stop(pid);
+    if (rc == 0) rc = rte_eth_rx_queue_setup(pid, r.queue, use.rxd, use.socket, nullptr, r.pool);
+    if (rc != 0) throw std::runtime_error("cannot set up RX queue " + std::to_string(r.queue) + " on its source's pool: " + dpdk_reason(rc));
+    use.rx_pool[r.queue] = r.pool;
+    rc = rte_eth_dev_start(pid);
+    if (rc != 0) throw std::runtime_error("cannot start the port again: " + dpdk_reason(rc));
 }
 
 // Frees what the port's queues still hold, stops it, and removes a device the registry made.
@@ -183,6 +200,7 @@ uint16_t ethdev_port_acquire(const PortRequest& r) {
         if (r.queue >= it->second.queues)
             throw std::runtime_error("queue " + std::to_string(r.queue) + " does not exist: the port's first user configured " +
                                      std::to_string(it->second.queues) + " queue(s)");
+        if (r.source && r.pool != it->second.rx_pool[r.queue]) receive_into(pid, it->second, r);
         ++it->second.users;
         return pid;
     }
@@ -193,7 +211,7 @@ uint16_t ethdev_port_acquire(const PortRequest& r) {
     use.queues = r.queues;
     use.vdev = created;
     try {
-        configure_and_start(pid, r);
+        configure_and_start(pid, r, use);
     } catch (...) {
         rte_eth_dev_stop(pid);
         if (!created.empty()) {

@@ -33,6 +33,8 @@ struct PortRequest {
     uint16_t txd = 1024;           // descriptors per TX queue
     bool promisc = true;           // promiscuous mode when first
     rte_mempool* pool = nullptr;   // where RX queues receive into
+    bool source = false;           // polls RX queue `queue`: it receives into `pool`, also when
+                                   // another user configured the port first
     int socket = -1;               // NUMA node for the queues, -1 = the port's
 };
 

@@ -104,14 +104,23 @@ void NodeTask::stage_for_outputs(const Burst& b) {
     }
 }
 
+namespace {
+void saturate_lengths(Burst& b) {
+    for (PacketDesc& d : b)
+        if (d.mbuf != nullptr) d.length = PacketDesc::kLengthSaturated;  // holes keep theirs
+}
+}  // namespace
+
 void NodeTask::process(Burst& b, size_t from) {
     taken_total_ += b.n;
+    if (s_.own_pool && from == 0) saturate_lengths(b);  // simple for the first pool, not this node's
     if (s_.report_drops) run_chain_reporting_drops(b, from);
     else run_chain(b, from);
     if (residence_) residence_->handed_on(b, taken_at_, taken_, rte_rdtsc());
     if (s_.stamp_sequence)
         for (PacketDesc& d : b) packet_sequence(d.mbuf, seq_offset_) = next_sequence_++;
     if (s_.chain.empty()) count_passed(b.n, burst_bytes(b));  // stages count their own
+    if (s_.own_pool) saturate_lengths(b);
     if (!s_.outputs.empty()) stage_for_outputs(b);
 }
 

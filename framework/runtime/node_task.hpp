@@ -50,6 +50,10 @@ struct NodeTaskSpec {
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
     LatencyConfig latency{LatencyConfig::Mode::Off, 0};
     std::optional<ChaosStall> stall;  // the app's `chaos:` stall, when it names this node
+    // The node's stages use a packet pool other than the app's first: between nodes a simple
+    // descriptor (a length, no header read to free it) means "of the first pool", so what the
+    // node takes and what it sends on carries kLengthSaturated.
+    bool own_pool = false;
 };
 
 class NodeTask final : public Task {

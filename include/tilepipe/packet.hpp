@@ -65,8 +65,9 @@ struct alignas(16) PacketDesc {
     /// The largest input port a descriptor can carry.
     static constexpr uint8_t kPortMax = 127;
 };
-// A simple mbuf is direct, one segment, has refcnt 1 and comes from the app's pool: a sink may
-// put it straight back into that pool without reading its header (DPDK's MBUF_FAST_FREE
+// A simple mbuf is direct, one segment, has refcnt 1 and comes from the node's pool
+// (StageEnv::pool; between nodes, the app's first pool when it has one per source placement):
+// a sink may put it straight back into that pool without reading its header (DPDK's MBUF_FAST_FREE
 // contract), so the header lines stay in the cache of the CPU that allocates them. Whoever
 // makes a descriptor for anything else (a chain, a clone, another pool's mbuf, a frame of
 // 64 KiB or more) sets kLengthSaturated; a stage that turns a simple mbuf into anything else

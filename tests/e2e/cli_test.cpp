@@ -406,6 +406,28 @@ TEST(Cli, TopoShowsTheMemoryPlacementOfNodesAndThePool) {
         << bad.err;
 }
 
+// Sources with different placements fill a pool each: topo lists both and who fills them,
+// and the run ends with both full.
+TEST(Cli, TopoAndRunShowAPoolPerSourcePlacement) {
+    const std::string json = tmp_path("topo-pools.json");
+    const CommandResult r = tilepipe("topo conf/rss.yaml --set rx.1/port.memory=interleave --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("  pool packets.0: first_touch (filled by rx.0)\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  pool packets.1: interleave on "), std::string::npos) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    ASSERT_EQ(j["pools"].size(), 2u) << j["pools"];
+    EXPECT_EQ(j["pools"][0]["sources"], nlohmann::json::array({"rx.0"}));
+    EXPECT_EQ(j["pools"][1]["memory"], "interleave");
+    EXPECT_EQ(j["pools"][1]["follows"], "rx.1");
+    const CommandResult run = tilepipe("run conf/rss.yaml --set rx.1/port.memory=interleave");
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.out.find("unaccounted 0; pools full"), std::string::npos) << run.out;
+    const CommandResult one = tilepipe("topo conf/rss.yaml --set rx.memory=interleave");
+    EXPECT_NE(one.out.find("  pool packets: interleave on "), std::string::npos) << one.out;
+    EXPECT_EQ(one.out.find("pool packets.1"), std::string::npos) << one.out;
+}
+
 TEST(Cli, MapvecConfigRunsTheMapBenchmarkWithCheckedResults) {
     // conf/mapvec.yaml as shipped, shortened from the command line (flags win over the file).
     const std::string json = tmp_path("mapvec.json");

@@ -1,6 +1,7 @@
 // The `memory:` setting: read from the file and from --set (app-wide, per farm, per node), and
-// applied: after an app is set up, the kernel holds the asked policy for its packet pool's
-// memory, its channels' buffers and its udn network's queues, and stages are built under it.
+// applied: after an app is set up, the kernel holds the asked policy for its packet pools'
+// memory (one pool per place of the sources), its channels' buffers and its udn network's
+// queues, and stages are built under it.
 // This host may have a single NUMA node, so the checks read the policy the kernel records
 // (get_mempolicy through hwloc) and where the pages are, not a speed.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <rte_mempool.h>
 
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -132,7 +134,9 @@ TEST(MemoryConfig, MemoryOnANodeIsItsPlacementOnEveryStage) {
               std::string::npos);
 }
 
-// Every page of every chunk of the pool carries `want`.
+// Every page of every chunk of the pool carries `want`: every whole page, for a chunk's first
+// and last page may hold a neighbour too (chunks start on a cache line), such as another pool
+// of the app bound elsewhere, and take the policy bound last.
 void expect_pool_policy(const MbufPool& pool, const MemoryPlace& want) {
     struct Seen {
         std::vector<std::pair<const void*, size_t>> chunks;
@@ -142,7 +146,11 @@ void expect_pool_policy(const MbufPool& pool, const MemoryPlace& want) {
         [](rte_mempool*, void* o, rte_mempool_memhdr* h, unsigned) { static_cast<Seen*>(o)->chunks.emplace_back(h->addr, h->len); },
         &seen);
     ASSERT_FALSE(seen.chunks.empty());
-    for (const auto& [addr, len] : seen.chunks) {
+    for (auto [addr, len] : seen.chunks) {
+        const uintptr_t start = (reinterpret_cast<uintptr_t>(addr) + page_size() - 1) & ~(uintptr_t(page_size()) - 1);
+        const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + len) & ~(uintptr_t(page_size()) - 1);
+        ASSERT_GT(end, start);
+        addr = reinterpret_cast<const void*>(start), len = end - start;
         EXPECT_EQ(area_policy(addr, len), want) << describe(area_policy(addr, len)) << " for " << describe(want);
         for (int node : area_nodes(addr, len))  // where the pages landed (they were written at setup)
             EXPECT_TRUE(want.nodes.empty() || std::count(want.nodes.begin(), want.nodes.end(), node) == 1) << node;
@@ -228,6 +236,112 @@ TEST(MemoryBinding, StagesAreBuiltAndOpenedUnderTheirNodesPolicy) {
         EXPECT_EQ(g_probes[1].socket, -1);
         EXPECT_EQ(thread_policy(), before) << "the building thread gets its own policy back";
         EXPECT_EQ(r.run().delivered, 10u);
+    }
+}
+
+// A processor that notes the pool its node was given and counts the packets it sees from
+// another pool. Read after run() returned (the join orders the tiles' writes before).
+struct PoolSeen {
+    const MbufPool* pool = nullptr;
+    uint64_t packets = 0, foreign = 0;
+};
+std::deque<PoolSeen> g_pool_seen;
+
+class PoolProbe final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit PoolProbe(const ParamValues&) : Stage(kKind) {}
+    void open(StageEnv& env) override { seen_ = &g_pool_seen.emplace_back(PoolSeen{env.pool}); }
+    void process(Burst& b) override {
+        seen_->packets += b.n;
+        for (const PacketDesc& d : b)
+            if (d.mbuf->pool != seen_->pool->get()) ++seen_->foreign;
+    }
+
+private:
+    PoolSeen* seen_ = nullptr;
+};
+TILEPIPE_STAGE(PoolProbe, "pool_probe", "test: notes its node's pool and counts packets from other pools");
+
+// An RSS style farm: each worker's source reads its own queue of one net_null port; worker 1
+// may get a placement of its own.
+std::string two_source_app(const std::string& device, const std::string& memory) {
+    return memory + "pipeline:\n  - farm:\n      name: rx\n      workers: 2\n      emitter: false\n"
+                    "      worker:\n        - { stage: port, device: " + device + ", packets: 1000 }\n"
+                    "        - pool_probe\n  - drop\n";
+}
+
+size_t node_named(const AppConfig& app, const std::string& name) {
+    const AppPlan plan = plan_app(app);
+    for (size_t i = 0; i < plan.graph.nodes.size(); ++i)
+        if (plan.graph.nodes[i].name == name) return i;
+    ADD_FAILURE() << "no graph node " << name;
+    return 0;
+}
+
+TEST(MemoryPools, SourcesWithTwoPlacementsFillTwoPoolsEachBoundToItsSourcesPlace) {
+    g_pool_seen.clear();
+    AppConfig app = parse_app_config(two_source_app("net_null_pools2", "memory: local\n"), "test.yaml");
+    apply_overrides(app, AppOverrides{{}, {}, {}, {}, {"rx.1/port.memory=interleave"}});
+    AppRunner r(app);
+    const MemoryPlan& m = r.memory_plan();
+    ASSERT_EQ(r.pools().size(), 2u);
+    ASSERT_EQ(m.pools.size(), 2u);
+    const size_t w0 = node_named(app, "rx.0"), w1 = node_named(app, "rx.1");
+    EXPECT_EQ(m.pool_of_node[w0], 0u);
+    EXPECT_EQ(m.pool_of_node[w1], 1u);
+    EXPECT_EQ(m.pool_follows, (std::vector<int>{static_cast<int>(w0), static_cast<int>(w1)}));
+    expect_pool_policy(*r.pools()[0], {MemoryPolicy::Local, {m.numa_of_node[w0]}});
+    expect_pool_policy(*r.pools()[1], {MemoryPolicy::Interleave, m.app_nodes});
+    // Each pool alone holds what the single pool would: sized alike.
+    EXPECT_EQ(r.pools()[0]->capacity(), r.pools()[1]->capacity());
+    EXPECT_NE(r.pools()[0]->name(), r.pools()[1]->name());
+
+    const RunReport rep = r.run();
+    EXPECT_EQ(rep.packets, 2000u);
+    EXPECT_EQ(rep.delivered, 2000u);
+    EXPECT_EQ(rep.unaccounted, 0);
+    ASSERT_EQ(rep.pools.size(), 2u);
+    for (const PoolReport& p : rep.pools) EXPECT_EQ(p.available, p.capacity) << p.name;
+    EXPECT_TRUE(rep.pools_full());
+    // Each worker's source received into its own pool (the port's queue 1 moved to pool 1).
+    ASSERT_EQ(g_pool_seen.size(), 2u);
+    std::vector<const MbufPool*> given;
+    for (const PoolSeen& s : g_pool_seen) {
+        given.push_back(s.pool);
+        EXPECT_EQ(s.packets, 1000u);
+        EXPECT_EQ(s.foreign, 0u) << "packets from another pool " << s.pool->name() << " " << s.packets;
+    }
+    std::sort(given.begin(), given.end());
+    std::vector<const MbufPool*> pools{r.pools()[0].get(), r.pools()[1].get()};
+    std::sort(pools.begin(), pools.end());
+    EXPECT_EQ(given, pools);
+}
+
+TEST(MemoryPools, SourcesSharingASettingShareOnePool) {
+    for (const char* memory : {"", "memory: interleave\n"}) {
+        g_pool_seen.clear();
+        const AppConfig app = parse_app_config(two_source_app("net_null_pools1", memory), "test.yaml");
+        AppRunner r(app);
+        ASSERT_EQ(r.pools().size(), 1u) << memory;
+        EXPECT_EQ(r.memory_plan().pools.size(), 1u);
+        EXPECT_EQ(r.memory_plan().sources.size(), 2u);
+        EXPECT_EQ(r.pools()[0]->name().rfind("tp_pkts_", 0), 0u);
+        const RunReport rep = r.run();
+        EXPECT_EQ(rep.delivered, 2000u);
+        ASSERT_EQ(rep.pools.size(), 1u);
+        EXPECT_TRUE(rep.pools_full());
+        for (const PoolSeen& s : g_pool_seen) EXPECT_EQ(s.pool, r.pools()[0].get());
+    }
+}
+
+TEST(MemoryPools, AWorkersOwnSettingNamesAWorkerItsFarmHas) {
+    AppConfig app = parse_app_config(two_source_app("net_null_pools0", ""), "test.yaml");
+    try {
+        apply_overrides(app, AppOverrides{{}, {}, {}, {}, {"rx.2/port.memory=local"}});
+        FAIL() << "accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_NE(std::string(e.what()).find("--set rx.2/port.memory=local: farm 'rx' has 2 worker(s)"), std::string::npos) << e.what();
     }
 }
 
