@@ -17,6 +17,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/config/overrides.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_pools.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/graph/memory_plan.hpp"
 #include "framework/runtime/memory_binding.hpp"
@@ -333,6 +334,31 @@ TEST(MemoryPools, SourcesSharingASettingShareOnePool) {
         EXPECT_TRUE(rep.pools_full());
         for (const PoolSeen& s : g_pool_seen) EXPECT_EQ(s.pool, r.pools()[0].get());
     }
+}
+
+// EAL is asked for memory for every pool, and advice on too little sizes each pool to fit.
+TEST(MemoryPools, EalMemoryCoversEveryPoolAndTheAdviceSizesEachToFit) {
+    AppConfig app = parse_app_config(two_source_app("net_null_pools3", ""), "test.yaml");
+    const AppPlan one = plan_app(app);
+    const uint64_t pool = MbufPool::footprint(app_pool_spec(app, pool_mbufs(app, one)));
+    const uint64_t alone = eal_options_for(app, one).memory_bytes;
+    apply_overrides(app, AppOverrides{{}, {}, {}, {}, {"rx.1/port.memory=interleave"}});
+    const AppPlan two = plan_app(app);
+    const EalOptions eal = eal_options_for(app, two);
+    EXPECT_EQ(eal.memory_bytes, alone + pool) << "a second pool, sized as the first";
+    std::string msg;
+    try {
+        check_pool_memory(app, two, eal, (eal_memory_mb(eal) << 20) - 1);
+    } catch (const std::runtime_error& e) {
+        msg = e.what();
+    }
+    EXPECT_NE(msg.find("each of its 2 pools of " + std::to_string(pool_mbufs(app, two)) + " mbufs"), std::string::npos) << msg;
+    const size_t at = msg.find("set pool.mbufs to ");
+    ASSERT_NE(at, std::string::npos) << msg;
+    const uint32_t fits = static_cast<uint32_t>(std::stoul(msg.substr(at + 18)));
+    EalOptions smaller = eal;
+    smaller.memory_bytes = eal.memory_bytes - 2 * pool + 2 * MbufPool::footprint(app_pool_spec(app, fits));
+    EXPECT_LE(eal_memory_mb(smaller) << 20, (eal_memory_mb(eal) << 20) - 1) << "both pools of " << fits << " fit";
 }
 
 TEST(MemoryPools, AWorkersOwnSettingNamesAWorkerItsFarmHas) {
