@@ -39,14 +39,18 @@ namespace {
 
 constexpr uint32_t kBurst = 32;
 // After a short burst a worker pauses before looking again, so that more tasks gather and
-// the lines the caller writes (tasks, the channel's slots and index) cross to it once per
-// burst rather than once per task or two. How long adapts per worker, in pauses (23 ns
-// each on this host's CPUs): it doubles while a pause brings back two tasks or more and
-// halves when it brings back one or none. Streaming tiny tasks it grows to the maximum
-// (about 12 us here): 1.1x the throughput at 32 pauses with CPUs close together, 2.3x when
-// the host places them far apart (a cache line then takes ~240 ns to cross). A caller
-// blocked in get_result turns pausing off: it sends nothing until its result comes back.
-constexpr uint32_t kGatherMin = 8, kGatherStart = 32, kGatherMax = 512;
+// the lines the caller writes (tasks, the channel's slots and index) cross to it in bulk
+// rather than a task or two at a time, while the caller works on undisturbed. How long
+// adapts per worker, in pauses (23 ns each on this host's CPUs): it doubles while a pause
+// brings back two tasks or more and halves when it brings back one or none. Streaming
+// tiny tasks it grows to the maximum (about 94 us here), where the caller fills the
+// workers' queues while they pause and they then drain them in full bursts. Measured
+// (`bench accel`, tiny tasks, 2 workers on 2 CPUs), against a fixed 32 pauses: 0.95x when
+// the host's two CPUs are close (a cache line crosses in ~50 ns), 3x when they are far
+// apart (~240 ns); a 512 maximum gives 1.2x and 2.3x. A caller blocked in get_result
+// stops the pausing: it sends nothing until a result comes back (one task at a time: no
+// pause at all).
+constexpr uint32_t kGatherMin = 8, kGatherStart = 32, kGatherMax = 4096;
 // A busy worker sharing CPUs yields after this long (see run_worker). Each yield is a context
 // switch; at 50 us they cost 1 us tasks ~5 % of the farm's throughput (`bench accel`), at
 // 1 ms nothing measurable, and the caller still gets a CPU within a millisecond.
@@ -205,11 +209,8 @@ struct AcceleratorCore::Impl {
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
             if ((unrung += got) >= ring_every) caller_bell.ring(), unrung = 0;
             // A short burst means the worker keeps up with the caller: let more gather (see
-            // kGatherStart). relaxed: a hint; a stale read costs one pause at most.
-            if (got < kBurst && caller_waiting.load(std::memory_order_relaxed) == 0) {
-                for (uint32_t k = 0; k < gather; ++k) cpu_pause();
-                paused = true;
-            }
+            // kGatherStart).
+            if (got < kBurst) paused = gather_pause(gather);
             // Sharing CPUs, a busy worker yields now and then: under a real-time policy
             // nothing else would run on its CPU until its queue empties, the caller included,
             // and every other worker would starve for tasks meanwhile.
@@ -223,6 +224,22 @@ struct AcceleratorCore::Impl {
         }
         w.out->close();
         caller_bell.ring();
+    }
+
+    // Pauses `n` times, unless the caller is or starts waiting for results or the
+    // accelerator aborts: true when it paused in full. Looked at every 16 pauses (a few
+    // hundred ns); both lines are rarely written, so the looks stay in this core's cache.
+    // Sharing CPUs it yields there too: the caller may be waiting for this CPU.
+    // relaxed: hints; the worker's next attempt reads the channel with acquire.
+    bool gather_pause(uint32_t n) const {
+        for (uint32_t k = 0; k < n; ++k) {
+            if ((k & 15) == 0) {
+                if (caller_waiting.load(std::memory_order_relaxed) != 0 || abort.load(std::memory_order_relaxed)) return false;
+                if (shared_cpus && k != 0) yield_cpu();
+            }
+            cpu_pause();
+        }
+        return true;
     }
 
     void fail(unsigned i, const std::string& what) {
@@ -381,7 +398,8 @@ int64_t AcceleratorCore::take(bool block, uint64_t want) {
     Impl& m = *impl_;
     int64_t got = m.poll(block, want);
     if (got != kNone || !block) return got;
-    // relaxed: a hint to the workers (see kGatherStart); cleared also when poll() throws.
+    // Pausing workers stop pausing (see kGatherStart): only their results end this wait.
+    // relaxed: a hint. Cleared also when poll() throws.
     m.caller_waiting.store(1, std::memory_order_relaxed);
     struct Clear {
         std::atomic<uint32_t>& flag;
