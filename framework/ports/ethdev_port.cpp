@@ -158,12 +158,26 @@ void configure_and_start(uint16_t pid, const PortRequest& r, PortUse& use) {
 // sources): at setup, before any packet is read, the port stops, the queue is set up again
 // (releasing the old ring gives its mbufs back to their pool) and the port starts again.
 void receive_into(uint16_t pid, PortUse& use, const PortRequest& r) {
+    const std::string what = "cannot move port " + std::to_string(pid) + " RX queue " + std::to_string(r.queue) + " to its source's pool: ";
     int rc = rte_eth_dev_stop(pid);
-    if (rc == 0) rc = rte_eth_rx_queue_setup(pid, r.queue, use.rxd, use.socket, nullptr, r.pool);
-    if (rc != 0) throw std::runtime_error("cannot set up RX queue " + std::to_string(r.queue) + " on its source's pool: " + dpdk_reason(rc));
+    if (rc != 0) throw std::runtime_error(what + "rte_eth_dev_stop: " + dpdk_reason(rc));
+    rc = rte_eth_rx_queue_setup(pid, r.queue, use.rxd, use.socket, nullptr, r.pool);
+    if (rc != 0) {
+        // The port's earlier users run on: the queue goes back on its previous pool (a PMD may
+        // have released the old one already) and the port starts again. Best effort: when that
+        // fails too, the port stays stopped (and the queue maybe unset) until its last user
+        // releases it, and the error says so.
+        int back = rte_eth_rx_queue_setup(pid, r.queue, use.rxd, use.socket, nullptr, use.rx_pool[r.queue]);
+        const char* call = "rte_eth_rx_queue_setup";
+        if (back == 0) back = rte_eth_dev_start(pid), call = "rte_eth_dev_start";
+        throw std::runtime_error(what + "rte_eth_rx_queue_setup: " + dpdk_reason(rc) +
+                                 (back == 0 ? std::string(" (the queue stays on its previous pool, the port runs on)")
+                                            : " (restoring the previous queue failed too, " + std::string(call) + ": " +
+                                                  dpdk_reason(back) + "; the port stays stopped)"));
+    }
     use.rx_pool[r.queue] = r.pool;
     rc = rte_eth_dev_start(pid);
-    if (rc != 0) throw std::runtime_error("cannot start the port again: " + dpdk_reason(rc));
+    if (rc != 0) throw std::runtime_error(what + "rte_eth_dev_start: " + dpdk_reason(rc) + " (the port stays stopped)");
 }
 
 // Frees what the port's queues still hold, stops it, and removes a device the registry made.

@@ -356,6 +356,47 @@ TEST_F(PortTest, TwoInstancesOnTwoRxQueuesOfOnePortConfigureItOnce) {
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 
+// A later source's RX queue moves onto that source's pool; when DPDK refuses the pool, the error
+// names the call, the port and the queue, and the queue goes back on its previous pool with the
+// port started again, so the port's earlier users keep receiving.
+TEST_F(PortTest, AQueueThatCannotMoveToItsSourcesPoolStaysAndThePortRunsOn) {
+    MbufPool pool = app_pool();
+    // Mbufs smaller than their headroom: no RX queue takes the pool.
+    rte_mempool* tiny = rte_pktmbuf_pool_create("port_test_tiny", 63, 0, 0, 64, SOCKET_ID_ANY);
+    ASSERT_NE(tiny, nullptr);
+    PortRequest r;
+    r.device = "net_null27";
+    r.queues = 2;
+    r.pool = pool.get();
+    r.source = true;
+    const uint16_t pid = ethdev_port_acquire(r);
+    PortRequest second = r;
+    second.queue = 1;
+    second.pool = tiny;
+    try {
+        ethdev_port_acquire(second);
+        ADD_FAILURE() << "a pool no RX queue takes was accepted";
+        ethdev_port_release(pid);
+    } catch (const std::runtime_error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("port " + std::to_string(pid) + " RX queue 1 to its source's pool: rte_eth_rx_queue_setup: "),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("the port runs on"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(ethdev_port_users(pid), 1u);
+    for (uint16_t q = 0; q < 2; ++q) {
+        rte_mbuf* m[8];
+        const uint16_t n = rte_eth_rx_burst(pid, q, m, 8);
+        EXPECT_EQ(n, 8) << "queue " << q << ": the port was started again";
+        for (uint16_t i = 0; i < n; ++i) EXPECT_EQ(m[i]->pool, pool.get()) << "queue " << q << " keeps its pool";
+        rte_pktmbuf_free_bulk(m, n);
+    }
+    ethdev_port_release(pid);
+    EXPECT_EQ(pool.available(), pool.capacity());
+    rte_mempool_free(tiny);
+}
+
 TEST_F(PortTest, AQueueTheSharedPortDoesNotHaveIsRefusedAtTheDevice) {
     MbufPool pool = app_pool();
     PortSource first(params_of("port", {{"device", "net_ring18"}}));
