@@ -50,13 +50,23 @@ bool memory_policy_given(const AppConfig& app) {
 }
 
 void check_worker_memory(const AppConfig& app) {
-    for (const NodeConfig& n : app.pipeline) {
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        const NodeConfig& n = app.pipeline[i];
         if (n.worker_memory.empty()) continue;
         const PatternConfig& f = app.patterns.at(static_cast<size_t>(n.pattern));
         const auto& [w, m] = *n.worker_memory.rbegin();  // the highest worker named
         if (w >= f.workers)
             throw LocatedError(m.where, (f.map ? "map '" : "farm '") + f.name + "' has " + std::to_string(f.workers) +
                                             " worker(s), numbered from 0");
+        // A worker's chain runs as one node, placed by its first stage's setting: a later
+        // stage's own would be ignored.
+        if (i != f.first && (f.map || !f.worker_pipeline)) {
+            const auto& [w0, m0] = *n.worker_memory.begin();
+            const std::string worker = f.name + "." + std::to_string(w0);
+            throw LocatedError(m0.where, "'" + n.name + "' is not the first stage of worker " + worker +
+                                             "'s chain, which runs as one node placed by its first stage's memory: use --set " +
+                                             worker + "/" + app.pipeline[f.first].name + ".memory=...");
+        }
     }
 }
 

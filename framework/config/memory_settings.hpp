@@ -44,7 +44,8 @@ MemoryPolicy memory_policy_of(const AppConfig& app, const PatternConfig& pattern
 MemoryPolicy memory_policy_of(const AppConfig& app);
 // True when some node asks for more than the kernel's default, so the runner binds.
 bool memory_policy_given(const AppConfig& app);
-// Throws LocatedError at a worker's own setting naming a worker its farm or map lacks.
+// Throws LocatedError at a worker's own setting naming a worker its farm or map lacks, or a
+// stage of a worker chain other than its first (the chain's node takes its first stage's).
 void check_worker_memory(const AppConfig& app);
 
 }  // namespace tp

@@ -68,6 +68,15 @@ TEST(CliOverrides, AnOverridesMistakeNamesTheOverride) {
     r = tilepipe("validate conf/firewall.yaml --set fw.9/acl.default=deny");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "tilepipe: --set fw.9/acl.default=deny: farm 'fw' has 4 worker(s), numbered from 0\n");
+    // A worker chain runs as one node, placed by its first stage's memory.
+    for (const char* cmd : {"validate", "run"}) {
+        r = tilepipe(std::string(cmd) + " conf/farm.yaml --set rtc.1/pass_2.memory=local");
+        EXPECT_EQ(r.status, 2) << cmd;
+        EXPECT_EQ(r.err, "tilepipe: --set rtc.1/pass_2.memory=local: 'pass_2' is not the first stage of worker rtc.1's chain, "
+                         "which runs as one node placed by its first stage's memory: use --set rtc.1/pass.memory=...\n")
+            << cmd;
+    }
+    EXPECT_EQ(tilepipe("validate conf/farm.yaml --set rtc.1/pass.memory=local --set piped.1/pass_4.memory=local").status, 0);
     r = tilepipe("validate conf/default.yaml --set runtime.threads=all");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "tilepipe: --set runtime.threads=all: runtime.threads must be auto or per_tile, got 'all'\n");
