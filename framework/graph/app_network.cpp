@@ -82,8 +82,9 @@ public:
     }
 
     // Per tile, its queues as bound, or why they are not (an eventdev tile whose node asked
-    // for a placement).
+    // for a placement: warned here, once per network, whatever else the runner warns of).
     void note_bound(const AppGraph& graph, const std::vector<MemoryPlace>& node_places, std::vector<BoundArea>& out) override {
+        const size_t before = out.size();
         for (TileId t = 0; t < net_->tiles(); ++t) {
             const size_t node = plan_.tiles[t].node;
             const std::string of = " of tile " + std::to_string(t) + " (node " + graph.nodes[node].name + ")";
@@ -93,9 +94,13 @@ public:
                     out.push_back({(q == net_->catch_all() ? std::string("network catch-all") : "network queue " + std::to_string(q)) + of,
                                    areas[q].addr, areas[q].bytes, node_places[node], areas[q].error});
             } else if (node_places[node].policy != MemoryPolicy::FirstTouch) {  // asked for, not done
-                out.push_back({"every network queue" + of, nullptr, 0, node_places[node], kEventdevStays});
+                out.push_back({"every network queue" + of, nullptr, 0, node_places[node], kEventdevStays, true});
             }
         }
+        if constexpr (!std::is_same_v<N, noc::MessageNetwork>)
+            if (const size_t n = out.size() - before; n > 0)
+                spdlog::warn("memory: {} is not placed ({}){}: {}", out[before].what, describe(out[before].place),
+                             n > 1 ? ", nor are those of " + std::to_string(n - 1) + " other tile(s)" : std::string(), kEventdevStays);
     }
 
 private:

@@ -152,7 +152,7 @@ void AppRunner::note_bound(std::vector<BoundArea> areas) {
     for (BoundArea& a : areas) {
         // A host that refuses mbind (a container without CAP_SYS_NICE) refuses every area: say it once.
         if (a.error.empty()) spdlog::debug("memory: {} ({} bytes at {}) {}", a.what, a.bytes, a.addr, describe(a.place));
-        else if (unplaced_++ == 0) spdlog::warn("memory: {} is not placed ({}): {}", a.what, describe(a.place), a.error);
+        else if (!a.warned && unplaced_++ == 0) spdlog::warn("memory: {} is not placed ({}): {}", a.what, describe(a.place), a.error);
         bound_.push_back(std::move(a));
     }
 }

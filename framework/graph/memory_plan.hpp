@@ -48,6 +48,7 @@ struct BoundArea {
     size_t bytes = 0;
     MemoryPlace place;
     std::string error;
+    bool warned = false;  // its maker warned of the error itself (the runner's one warning is for the rest)
 };
 
 // Binds every memory chunk of `mp` (its mbufs) to `place`, moving pages already touched.
