@@ -7,15 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <rte_mempool.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "framework/channel/detail/node_memory.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/config/overrides.hpp"
+#include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/app_pools.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -184,6 +188,7 @@ TEST(MemoryBinding, InterleaveSpreadsThePoolAndTheChannelsOverTheAppsNodes) {
     const std::vector<int> nodes = r.memory_plan().app_nodes;
     ASSERT_FALSE(nodes.empty());
     expect_pool_policy(r.pool(), {MemoryPolicy::Interleave, nodes});
+    EXPECT_EQ(r.pool().get()->socket_id, SOCKET_ID_ANY) << "spread by binding, not by DPDK's socket";
     expect_channel_policy(r, "channel src -> parse", {MemoryPolicy::Interleave, nodes});
     expect_channel_policy(r, "channel fw.0 -> fw.collector", {MemoryPolicy::Interleave, nodes});
     const RunReport rep = r.run();
@@ -195,6 +200,8 @@ TEST(MemoryBinding, LocalBindsEachChannelToItsReceiversNodeAndThePoolToTheSource
     const AppConfig app = parse_app_config(farm_app("memory: local\n"), "test.yaml");
     AppRunner r(app);
     expect_pool_policy(r.pool(), {MemoryPolicy::Local, {numa_of(r, "src")}});
+    // With hugepages a pool is never bound afterwards: it asks DPDK for its source's socket.
+    EXPECT_EQ(r.pool().get()->socket_id, numa_of(r, "src"));
     expect_channel_policy(r, "channel src -> parse", {MemoryPolicy::Local, {numa_of(r, "parse")}});
     expect_channel_policy(r, "channel fw.emitter -> fw.1", {MemoryPolicy::Local, {numa_of(r, "fw.1")}});
     EXPECT_EQ(r.run().delivered, 1000u);
@@ -415,12 +422,44 @@ TEST(MemoryBinding, LocalBindsAnUdnReceiversNetworkQueuesToItsNode) {
     EXPECT_EQ(r.run().delivered, 1000u);
 }
 
+// The warnings logged while it lives.
+class WarningLog {
+public:
+    WarningLog() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)) {
+        sink_->set_level(spdlog::level::warn);
+        spdlog::default_logger()->sinks().push_back(sink_);
+    }
+    ~WarningLog() {
+        auto& sinks = spdlog::default_logger()->sinks();
+        sinks.erase(std::find(sinks.begin(), sinks.end(), sink_));
+    }
+    size_t count(const std::string& part) const {
+        const auto lines = sink_->last_formatted();
+        return size_t(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; }));
+    }
+
+private:
+    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
 // An event device's queues are DPDK's own memory: nothing is bound, and the node that asked
-// for a placement is told so where the bound areas are listed.
+// for a placement is told so where the bound areas are listed, and by one warning of the
+// network's own (not the runner's single warning for the first area, which an earlier
+// refusal would take).
 TEST(MemoryBinding, AnEventdevNetworksQueuesAreReportedUnbound) {
     std::string y = udn_app("interleave");
     y.replace(y.find("transport: udn"), 14, "transport: udn_eventdev");
     const AppConfig app = parse_app_config(y, "test.yaml");
+    {
+        const AppPlan plan = plan_app(app);
+        const MemoryPlan memory = plan_memory(app, plan);
+        const WarningLog log;
+        const AppNetworks networks(plan, &memory.node);
+        EXPECT_EQ(log.count("every network queue of tile 1 (node parse) is not placed"), 1u);
+        ASSERT_EQ(networks.bound_memory().size(), 1u);
+        EXPECT_TRUE(networks.bound_memory()[0].warned);
+    }
+    const WarningLog log;
     AppRunner r(app);
     std::vector<std::string> network;
     for (const BoundArea& a : r.bound_memory())
@@ -430,6 +469,7 @@ TEST(MemoryBinding, AnEventdevNetworksQueuesAreReportedUnbound) {
             EXPECT_NE(a.error.find("event device's own DPDK memory"), std::string::npos) << a.error;
         }
     EXPECT_EQ(network, std::vector<std::string>{"every network queue of tile 1 (node parse)"});
+    EXPECT_EQ(log.count("event device's own DPDK memory"), 1u) << "warned once";
     EXPECT_EQ(r.run().delivered, 1000u);
 }
 
