@@ -51,6 +51,9 @@ constexpr uint32_t kBurst = 32;
 // stops the pausing: it sends nothing until a result comes back (one task at a time: no
 // pause at all).
 constexpr uint32_t kGatherMin = 8, kGatherStart = 32, kGatherMax = 4096;
+// Tasks taking longer than this each are never followed by a pause: what a pause saves is
+// a line transfer or two per task (50 to 250 ns).
+constexpr std::chrono::nanoseconds kPauseWorth{250};
 // A busy worker sharing CPUs yields after this long (see run_worker). Each yield is a context
 // switch; at 50 us they cost 1 us tasks ~5 % of the farm's throughput (`bench accel`), at
 // 1 ms nothing measurable, and the caller still gets a CPU within a millisecond.
@@ -200,6 +203,10 @@ struct AcceleratorCore::Impl {
                 worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
             }
             if (stop) break;
+            // A short burst may be followed by a pause: time it (only then: a clock read
+            // costs as much as a tiny task).
+            const bool short_burst = got < kBurst && pausing;
+            const auto t0 = short_burst ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
             try {
                 work.process(i, slots, got);
             } catch (const std::exception& e) {
@@ -214,8 +221,9 @@ struct AcceleratorCore::Impl {
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
             if ((unrung += got) >= ring_every) caller_bell.ring(), unrung = 0;
             // A short burst means the worker keeps up with the caller: let more gather (see
-            // kGatherStart).
-            if (got < kBurst && pausing) paused = gather_pause(gather);
+            // kGatherStart), unless its tasks are long enough that the lines' crossing is
+            // lost in their work: a pause would only idle a worker the caller is waiting on.
+            if (short_burst && std::chrono::steady_clock::now() - t0 < got * kPauseWorth) paused = gather_pause(gather);
             // Sharing CPUs, a busy worker yields now and then: under a real-time policy
             // nothing else would run on its CPU until its queue empties, the caller included,
             // and every other worker would starve for tasks meanwhile.
