@@ -51,6 +51,9 @@ constexpr uint32_t kBurst = 32;
 // stops the pausing: it sends nothing until a result comes back (one task at a time: no
 // pause at all).
 constexpr uint32_t kGatherMin = 8, kGatherStart = 32, kGatherMax = 4096;
+// Tasks taking longer than this each are never followed by a pause: what a pause saves is
+// a line transfer or two per task (50 to 250 ns).
+constexpr std::chrono::nanoseconds kPauseWorth{250};
 // A busy worker sharing CPUs yields after this long (see run_worker). Each yield is a context
 // switch; at 50 us they cost 1 us tasks ~5 % of the farm's throughput (`bench accel`), at
 // 1 ms nothing measurable, and the caller still gets a CPU within a millisecond.
@@ -108,6 +111,7 @@ struct AcceleratorCore::Impl {
     const bool ordered;  // seq_of is kept only for ordered collection
     const bool round_robin;
     const uint32_t ring_every;  // results a worker hands back between rings of the caller
+    const bool pausing;         // workers pause after short bursts (see kGatherStart)
     std::vector<std::unique_ptr<Worker>> workers;
     std::vector<uint64_t> seq_of;  // caller only: offload number of each slot's task
     Doorbell caller_bell;
@@ -124,6 +128,7 @@ struct AcceleratorCore::Impl {
     // Written by the caller around a blocking get_result, read by workers after each short
     // burst: its own line, so the caller's other state never travels with it.
     alignas(64) std::atomic<uint32_t> caller_waiting{0};
+    std::atomic<bool> ending{false};  // end_of_stream() was called: pausing gathers nothing more
 
     // Shared: set once by a failing worker (first failure wins), read by the caller.
     alignas(64) std::atomic<bool> failed{false};
@@ -135,6 +140,9 @@ struct AcceleratorCore::Impl {
         : work(w), n(o.workers), cap(per_worker_capacity(o)), cap_log2(static_cast<unsigned>(__builtin_ctz(cap))),
           ordered(o.collection == ResultOrder::ordered), round_robin(o.dispatch == TaskDispatch::round_robin),
           ring_every(std::clamp(per_worker_capacity(o) / 2, 1u, kRingEvery)),
+          // A worker that holds a few tasks at most (on demand's 4) gathers no more by
+          // pausing: its queue is full after those few, and the caller waits meanwhile.
+          pausing(per_worker_capacity(o) >= 4 * kBurst),
           seq_of(uint64_t{o.workers} * per_worker_capacity(o)) {
         const std::vector<int> allowed = allowed_cpus();
         const bool shared = allowed.size() < n + 1;  // the caller counts as a thread
@@ -195,6 +203,10 @@ struct AcceleratorCore::Impl {
                 worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
             }
             if (stop) break;
+            // A short burst may be followed by a pause: time it (only then: a clock read
+            // costs as much as a tiny task).
+            const bool short_burst = got < kBurst && pausing;
+            const auto t0 = short_burst ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
             try {
                 work.process(i, slots, got);
             } catch (const std::exception& e) {
@@ -209,8 +221,9 @@ struct AcceleratorCore::Impl {
             while ((done += w.out->try_send_burst(slots + done, got - done)) != got) yield_cpu();
             if ((unrung += got) >= ring_every) caller_bell.ring(), unrung = 0;
             // A short burst means the worker keeps up with the caller: let more gather (see
-            // kGatherStart).
-            if (got < kBurst) paused = gather_pause(gather);
+            // kGatherStart), unless its tasks are long enough that the lines' crossing is
+            // lost in their work: a pause would only idle a worker the caller is waiting on.
+            if (short_burst && std::chrono::steady_clock::now() - t0 < got * kPauseWorth) paused = gather_pause(gather);
             // Sharing CPUs, a busy worker yields now and then: under a real-time policy
             // nothing else would run on its CPU until its queue empties, the caller included,
             // and every other worker would starve for tasks meanwhile.
@@ -234,7 +247,9 @@ struct AcceleratorCore::Impl {
     bool gather_pause(uint32_t n) const {
         for (uint32_t k = 0; k < n; ++k) {
             if ((k & 15) == 0) {
-                if (caller_waiting.load(std::memory_order_relaxed) != 0 || abort.load(std::memory_order_relaxed)) return false;
+                if (caller_waiting.load(std::memory_order_relaxed) != 0 || ending.load(std::memory_order_relaxed) ||
+                    abort.load(std::memory_order_relaxed))
+                    return false;
                 if (shared_cpus && k != 0) yield_cpu();
             }
             cpu_pause();
@@ -274,7 +289,9 @@ struct AcceleratorCore::Impl {
             // In turn, passing over a worker with no room (as FastFlow's default emitter
             // does): a worker that is not running, its CPU taken by another thread, fills up
             // and the others take its turns, instead of the caller waiting for it while they
-            // sit idle.
+            // sit idle. Not when ordered: results behind a stalled worker's cannot be returned
+            // anyway, and the others' would pile up in the caller's buffer without bound.
+            if (ordered) return outstanding(next_worker) < cap ? static_cast<int>(next_worker) : -1;
             for (unsigned k = 0, i = next_worker; k < n; ++k, i = i + 1 == n ? 0 : i + 1)
                 if (outstanding(i) < cap) return static_cast<int>(i);
             return -1;
@@ -417,6 +434,7 @@ void AcceleratorCore::end_of_stream() {
     Impl& m = *impl_;
     if (m.eos) throw AcceleratorError("accelerator: end_of_stream() called twice");
     m.eos = true;
+    m.ending.store(true, std::memory_order_relaxed);  // a hint: the channels' close() orders the rest
     for (auto& w : m.workers) {
         w->in->close();  // release: after every offload to this worker
         w->bell.ring();

@@ -198,6 +198,46 @@ TEST(Accelerator, RoundRobinPassesOverAWorkerWithNoRoom) {
     for (int i = 0; i <= 200; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], i + 1000);
 }
 
+// Ordered collection keeps strict turns: results behind a stalled worker's cannot be
+// returned, so the caller stops at that worker's turn instead of piling the other workers'
+// results up without bound.
+TEST(Accelerator, OrderedRoundRobinWaitsForAStalledWorkersTurn) {
+    AcceleratorOptions o;
+    o.workers = 2;
+    o.capacity = 2;
+    o.dispatch = TaskDispatch::round_robin;
+    o.collection = ResultOrder::ordered;
+    std::atomic<bool> release{false};
+    Accelerator<int> acc(o, [&](int& x) {
+        if (x == 0)
+            while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
+        x += 1000;
+    });
+    struct Release {  // also when an assertion fails: joining worker 0 must not hang
+        std::atomic<bool>& flag;
+        ~Release() { flag.store(true, std::memory_order_release); }
+    } releaser{release};
+    int accepted = 0;
+    int r = 0;
+    for (int attempt = 0; attempt < 2000 && accepted < 100; ++attempt) {
+        int task = accepted;
+        if (acc.try_offload(task)) ++accepted;
+        EXPECT_FALSE(acc.try_get_result(r)) << "a result overtook task 0";
+        std::this_thread::yield();
+    }
+    // Task 0 holds worker 0: tasks 0 and 2 fill it, 1 and 3 go to worker 1, and task 4 waits for
+    // worker 0's turn.
+    EXPECT_EQ(accepted, 4);
+    release.store(true, std::memory_order_release);
+    for (int i = accepted; i < 10; ++i) acc.offload(i);
+    acc.end_of_stream();
+    for (int i = 0; i < 10; ++i) {
+        ASSERT_TRUE(acc.get_result(r));
+        EXPECT_EQ(r, i + 1000);
+    }
+    EXPECT_FALSE(acc.get_result(r));
+}
+
 TEST(Accelerator, OffloadAfterEndOfStreamIsAnError) {
     Accelerator<int> acc(AcceleratorOptions{}, [](int& x) { ++x; });
     acc.offload(1);
