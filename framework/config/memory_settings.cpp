@@ -52,6 +52,14 @@ bool memory_policy_given(const AppConfig& app) {
 void check_worker_memory(const AppConfig& app) {
     for (size_t i = 0; i < app.pipeline.size(); ++i) {
         const NodeConfig& n = app.pipeline[i];
+        if (n.pattern >= 0 && i != app.patterns[static_cast<size_t>(n.pattern)].first && n.memory.policy) {
+            const PatternConfig& f = app.patterns[static_cast<size_t>(n.pattern)];
+            if (f.map || !f.worker_pipeline)
+                throw LocatedError(n.memory.where, "'" + n.name + "' is not the first stage of the worker chain of " +
+                                                       (f.map ? "map '" : "farm '") + f.name +
+                                                       "', which runs as one node placed by its first stage's memory: give it on '" + app.pipeline[f.first].name + "' or on the " +
+                                                       (f.map ? "map" : "farm"));
+        }
         if (n.worker_memory.empty()) continue;
         const PatternConfig& f = app.patterns.at(static_cast<size_t>(n.pattern));
         const auto& [w, m] = *n.worker_memory.rbegin();  // the highest worker named

@@ -44,8 +44,9 @@ MemoryPolicy memory_policy_of(const AppConfig& app, const PatternConfig& pattern
 MemoryPolicy memory_policy_of(const AppConfig& app);
 // True when some node asks for more than the kernel's default, so the runner binds.
 bool memory_policy_given(const AppConfig& app);
-// Throws LocatedError at a worker's own setting naming a worker its farm or map lacks, or a
-// stage of a worker chain other than its first (the chain's node takes its first stage's).
+// Throws LocatedError at a worker's own setting naming a worker its farm or map lacks, or at
+// a setting (a worker's own or every worker's) on a stage of a worker chain other than its
+// first: the chain runs as one node, placed by its first stage's.
 void check_worker_memory(const AppConfig& app);
 
 }  // namespace tp

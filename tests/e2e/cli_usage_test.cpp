@@ -76,7 +76,12 @@ TEST(CliOverrides, AnOverridesMistakeNamesTheOverride) {
                          "which runs as one node placed by its first stage's memory: use --set rtc.1/pass.memory=...\n")
             << cmd;
     }
-    EXPECT_EQ(tilepipe("validate conf/farm.yaml --set rtc.1/pass.memory=local --set piped.1/pass_4.memory=local").status, 0);
+    r = tilepipe("validate conf/farm.yaml --set rtc.pass_2.memory=local");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tilepipe: --set rtc.pass_2.memory=local: 'pass_2' is not the first stage of the worker chain of farm 'rtc', "
+                     "which runs as one node placed by its first stage's memory: give it on 'pass' or on the farm\n");
+    EXPECT_EQ(tilepipe("validate conf/farm.yaml --set rtc.1/pass.memory=local --set piped.1/pass_4.memory=local "
+                       "--set piped.pass_4.memory=interleave").status, 0);
     r = tilepipe("validate conf/default.yaml --set runtime.threads=all");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "tilepipe: --set runtime.threads=all: runtime.threads must be auto or per_tile, got 'all'\n");

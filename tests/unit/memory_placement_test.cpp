@@ -128,6 +128,22 @@ TEST(MemoryConfig, SetReachesTheAppAFarmAndANode) {
     }
 }
 
+// A worker chain runs as one node, placed by its first stage's memory: a later stage's own is
+// refused rather than ignored; a worker pipeline's stages are nodes of their own.
+TEST(MemoryConfig, OnlyTheFirstStageOfAWorkerChainTakesMemory) {
+    const std::string chain = "pipeline:\n  - synth\n  - farm:\n      name: fw\n      worker:\n        - pass\n"
+                              "        - { stage: pass, name: second, memory: local }\n  - drop\n";
+    EXPECT_EQ(error_of(chain), "test.yaml:7:48: 'second' is not the first stage of the worker chain of farm 'fw', which runs as "
+                               "one node placed by its first stage's memory: give it on 'pass' or on the farm");
+    AppConfig piped = parse_app_config(
+        "pipeline:\n  - synth\n  - farm:\n      name: fw\n      worker:\n        pipeline:\n          - pass\n"
+        "          - { stage: pass, name: second, memory: local }\n  - drop\n",
+        "test.yaml");
+    EXPECT_EQ(policy_of_node(piped, "fw.1.second"), MemoryPolicy::Local);
+    apply_set(piped, "fw.0/second.memory=interleave");
+    EXPECT_EQ(policy_of_node(piped, "fw.0.second"), MemoryPolicy::Interleave);
+}
+
 // `memory` on a node is always its placement; dedup's byte budget is `copy_bytes`.
 TEST(MemoryConfig, MemoryOnANodeIsItsPlacementOnEveryStage) {
     const std::string y = "pipeline:\n  - synth\n  - { stage: dedup, copy_bytes: 4096, memory: local }\n  - drop\n";
