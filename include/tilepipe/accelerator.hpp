@@ -43,7 +43,8 @@ namespace tp {
 
 /// How tasks are handed to the workers.
 enum class TaskDispatch {
-    round_robin,  ///< to the workers in turn, passing over one that has no room (FastFlow's default)
+    round_robin,  ///< to the workers in turn, passing over one that has no room (FastFlow's default);
+                  ///< with ResultOrder::ordered, strict turns (waits for that worker)
     on_demand,    ///< each task goes to the worker with the fewest tasks outstanding
 };
 
