@@ -159,24 +159,37 @@ TEST(Accelerator, TryOffloadRefusesWhenFullAndKeepsTheTask) {
     EXPECT_FALSE(acc.get_result(r));
 }
 
+// Two workers holding two tasks each, round robin, adding 1000 to each task; task 0 holds
+// its worker until release(), which the destructor calls first (also when an assertion
+// failed: joining that worker must not hang).
+struct FirstTaskStalls {
+    explicit FirstTaskStalls(ResultOrder collection) : acc(options(collection), [this](int& x) {
+        if (x == 0)
+            while (!released.load(std::memory_order_acquire)) std::this_thread::yield();
+        x += 1000;
+    }) {}
+    ~FirstTaskStalls() { release(); }
+    FirstTaskStalls(const FirstTaskStalls&) = delete;
+    FirstTaskStalls& operator=(const FirstTaskStalls&) = delete;
+    void release() { released.store(true, std::memory_order_release); }
+    static AcceleratorOptions options(ResultOrder collection) {
+        AcceleratorOptions o;
+        o.workers = 2;
+        o.capacity = 2;
+        o.dispatch = TaskDispatch::round_robin;
+        o.collection = collection;
+        return o;
+    }
+    std::atomic<bool> released{false};  // before acc: its workers read it
+    Accelerator<int> acc;
+};
+
 // Round robin passes over a worker that has no room: one worker stuck on a long task (or off
 // its CPU) must not stall the caller while another worker is free. Strict i mod N dispatch
 // would refuse every offload once the stuck worker's turn came with its queue full.
 TEST(Accelerator, RoundRobinPassesOverAWorkerWithNoRoom) {
-    AcceleratorOptions o;
-    o.workers = 2;
-    o.capacity = 2;
-    o.dispatch = TaskDispatch::round_robin;
-    std::atomic<bool> release{false};
-    Accelerator<int> acc(o, [&](int& x) {
-        if (x == 0)
-            while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
-        x += 1000;
-    });
-    struct Release {  // also when an assertion fails: joining worker 0 must not hang
-        std::atomic<bool>& flag;
-        ~Release() { flag.store(true, std::memory_order_release); }
-    } releaser{release};
+    FirstTaskStalls farm(ResultOrder::unordered);
+    Accelerator<int>& acc = farm.acc;
     acc.offload(0);  // worker 0 holds it until released
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::vector<int> got;
@@ -190,7 +203,7 @@ TEST(Accelerator, RoundRobinPassesOverAWorkerWithNoRoom) {
         }
         while (acc.try_get_result(r)) got.push_back(r);
     }
-    release.store(true, std::memory_order_release);
+    farm.release();
     acc.end_of_stream();
     while (acc.get_result(r)) got.push_back(r);
     std::sort(got.begin(), got.end());
@@ -202,21 +215,8 @@ TEST(Accelerator, RoundRobinPassesOverAWorkerWithNoRoom) {
 // returned, so the caller stops at that worker's turn instead of piling the other workers'
 // results up without bound.
 TEST(Accelerator, OrderedRoundRobinWaitsForAStalledWorkersTurn) {
-    AcceleratorOptions o;
-    o.workers = 2;
-    o.capacity = 2;
-    o.dispatch = TaskDispatch::round_robin;
-    o.collection = ResultOrder::ordered;
-    std::atomic<bool> release{false};
-    Accelerator<int> acc(o, [&](int& x) {
-        if (x == 0)
-            while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
-        x += 1000;
-    });
-    struct Release {  // also when an assertion fails: joining worker 0 must not hang
-        std::atomic<bool>& flag;
-        ~Release() { flag.store(true, std::memory_order_release); }
-    } releaser{release};
+    FirstTaskStalls farm(ResultOrder::ordered);
+    Accelerator<int>& acc = farm.acc;
     int accepted = 0;
     int r = 0;
     for (int attempt = 0; attempt < 2000 && accepted < 100; ++attempt) {
@@ -228,7 +228,7 @@ TEST(Accelerator, OrderedRoundRobinWaitsForAStalledWorkersTurn) {
     // Task 0 holds worker 0: tasks 0 and 2 fill it, 1 and 3 go to worker 1, and task 4 waits for
     // worker 0's turn.
     EXPECT_EQ(accepted, 4);
-    release.store(true, std::memory_order_release);
+    farm.release();
     for (int i = accepted; i < 10; ++i) acc.offload(i);
     acc.end_of_stream();
     for (int i = 0; i < 10; ++i) {
