@@ -220,8 +220,12 @@ std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t wid
     std::string s;
     for (const NetworkPlan& np : plan.networks) {
         const auto& c = np.config;
+        const std::string sizes = c.queue_sizes.empty()
+                                      ? "of " + std::to_string(c.queue_words) + " words"
+                                      : "sized to their credits (" + std::to_string(c.queue_words) + " to " +
+                                            std::to_string(c.largest_queue()) + " words)";
         s += wrapped(np.transport + " network: " + std::to_string(c.tiles) + " tiles, " + std::to_string(c.queues) +
-                         " demux queues of " + std::to_string(c.queue_words) + " words and a catch-all each",
+                         " demux queues " + sizes + " and a catch-all each",
                      width);
         for (const NetworkTilePlan& t : np.tiles) {
             const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
@@ -230,7 +234,7 @@ std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t wid
             for (const NetworkQueuePlan& q : t.queues) {
                 std::string line = (q.index == c.queues ? std::string("catch-all") : "q" + std::to_string(q.index)) +
                                    (q.shared ? " logical" : "") + " " + std::to_string(q.reserved_words) + "/" +
-                                   std::to_string(c.queue_words) + " words:";
+                                   std::to_string(q.words) + " words:";
                 for (size_t i = 0; i < q.carries.size(); ++i) line += (i == 0 ? " " : "; ") + q.carries[i];
                 s += "    " + wrapped(line, width > 8 ? width - 4 : width);
             }
@@ -248,7 +252,7 @@ nlohmann::json networks_json(const AppPlan& plan, const MemoryPlan& m) {
             nlohmann::json queues = nlohmann::json::array();
             for (const NetworkQueuePlan& q : t.queues)
                 queues.push_back({{"index", q.index}, {"catch_all", q.index == np.config.queues}, {"logical", q.shared},
-                                  {"reserved_words", q.reserved_words}, {"carries", q.carries}});
+                                  {"reserved_words", q.reserved_words}, {"words", q.words}, {"carries", q.carries}});
             const TileXY xy = plan.topology.xy(plan.tile_of_node[t.node]);
             const bool shm = np.transport == "udn";
             tiles.push_back({{"node", plan.graph.nodes[t.node].name}, {"tile", {xy.x, xy.y}}, {"queues", queues},
@@ -265,7 +269,9 @@ nlohmann::json networks_json(const AppPlan& plan, const MemoryPlan& m) {
                              {"requested", l.requested}});
         }
         out.push_back({{"transport", np.transport}, {"tiles", tiles}, {"links", links}, {"notes", np.notes},
-                       {"queues", np.config.queues}, {"queue_words", np.config.queue_words}});
+                       {"queues", np.config.queues},
+                       {"queue_words", np.config.queue_sizes.empty() ? nlohmann::json(np.config.queue_words) : nlohmann::json("auto")},
+                       {"largest_queue_words", np.config.largest_queue()}});
     }
     return out;
 }

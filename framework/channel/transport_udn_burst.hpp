@@ -12,6 +12,19 @@ namespace tp::detail {
 // each, up to the first refusal; returns how many went.
 template <typename T, typename Tx>
 uint32_t udn_send_burst(Tx& tx, const T* items, uint32_t n) {
+    if constexpr (requires(const uint64_t* p) { tx.try_send_many(p, 1u); }) {
+        // Runs of up to 32 items, each run one reservation (see CreditSender::try_send_many).
+        uint64_t run[32 * (sizeof(T) / 8)];
+        uint32_t sent = 0;
+        while (sent < n) {
+            const uint32_t want = n - sent < 32 ? n - sent : 32;
+            std::memcpy(run, &items[sent], sizeof(T) * want);
+            const uint32_t m = tx.try_send_many(run, want);
+            sent += m;
+            if (m < want) break;
+        }
+        return sent;
+    }
     uint64_t words[sizeof(T) / 8];
     uint32_t i = 0;
     for (; i < n; ++i) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -30,8 +31,8 @@ template <typename T, typename Net>
 class SharedUdnChannel;
 
 // The receive interface a tile's links of one kind share, and the doorbells of their senders:
-// a receive frees credits of whichever sender, so it rings them all (each tile thread has one
-// doorbell, so there are few distinct ones).
+// a receive wakes only the senders it returned credits to (CreditReceiver::take_credited),
+// behind one fence for all of them, so its cost does not grow with idle senders.
 template <typename T, typename Net>
 class UdnReceiveSide {
 public:
@@ -42,20 +43,34 @@ public:
     void add(const SharedUdnChannel<T, Net>* link) { links_.push_back(link); }
     noc::CreditReceiver<Net>& receiver() { return rx_; }
 
-    void ring_senders() {
+    // After a receive: rings the doorbell of each sender credited since the last call.
+    void ring_credited() {
         if (!bells_known_) {  // the links got their doorbells before the tiles started
-            for (const auto* l : links_)
-                if (Doorbell* b = l->sender_bell(); b != nullptr && std::find(bells_.begin(), bells_.end(), b) == bells_.end())
-                    bells_.push_back(b);
+            for (const auto* l : links_) {
+                const noc::TileId t = l->sender_tile();
+                if (t >= bell_of_.size()) bell_of_.resize(t + 1, nullptr);
+                bell_of_[t] = l->sender_bell();
+            }
             bells_known_ = true;
         }
-        for (Doorbell* b : bells_) b->ring_light();
+        bool fenced = false;
+        rx_.take_credited([&](noc::TileId t) {
+            Doorbell* b = t < bell_of_.size() ? bell_of_[t] : nullptr;
+            if (b == nullptr) return;
+            if (!fenced) {
+                // The credits pushed (release stores) before any sender's `parked` flag is
+                // read: the producer half of the doorbell's Dekker pattern, once per receive.
+                std::atomic_thread_fence(std::memory_order_seq_cst);
+                fenced = true;
+            }
+            b->ring_fenced();
+        });
     }
 
 private:
     noc::CreditReceiver<Net>& rx_;
     std::vector<const SharedUdnChannel<T, Net>*> links_;
-    std::vector<Doorbell*> bells_;  // distinct sender doorbells, gathered on first use
+    std::vector<Doorbell*> bell_of_;  // per sender tile, gathered on first use
     bool bells_known_ = false;
 };
 
@@ -85,13 +100,14 @@ public:
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
         const uint32_t got = detail::udn_recv_burst(rx_.receiver(), items, n);
-        if (got != 0) rx_.ring_senders();
+        rx_.ring_credited();  // also after nothing came: a repayment may have credited someone
         return got;
     }
 
     uint32_t capacity() const override { return credits_; }
     const char* transport() const override { return name_; }
     const void* receive_side() const override { return &rx_; }
+    noc::TileId sender_tile() const { return tx_.tile(); }
 
 private:
     noc::CreditSender<Net>& tx_;

@@ -122,9 +122,13 @@ public:
         if (k == "queues") {
             s.queues = static_cast<uint32_t>(uint(v, "network.queues", 1, 254));
         } else if (k == "queue_words") {
-            s.queue_words = static_cast<uint32_t>(uint(v, "network.queue_words", 2, 1u << 16));
-            if ((s.queue_words & (s.queue_words - 1)) != 0)
-                fail(v, "network.queue_words must be a power of two, got " + std::to_string(s.queue_words));
+            if (v.IsScalar() && v.Scalar() == "auto") {
+                s.queue_words = NetworkSettings::kAutoQueueWords;
+            } else {
+                s.queue_words = static_cast<uint32_t>(uint(v, "network.queue_words", 2, 1u << 16));
+                if ((s.queue_words & (s.queue_words - 1)) != 0)
+                    fail(v, "network.queue_words must be auto or a power of two, got " + std::to_string(s.queue_words));
+            }
         } else if (k == "credits") {
             s.credits = scalar(v, "network.credits");
             check_choice(v, "network.credits", s.credits, {"fit", "exact"});

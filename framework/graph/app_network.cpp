@@ -142,9 +142,9 @@ private:
         for (size_t e : gr.edges) {
             const NetworkLinkPlan& l = plan_.links[static_cast<size_t>(plan_.link_of_edge[e])];
             const TileId tx = tile(graph.edges[e].from);
-            acks.push_back(inbox(tx, l.ack_queue, l.ack_shared, gr.ack_tag, k, 0));
+            acks.push_back(inbox(tx, l.ack_queue, l.ack_shared, gr.ack_tag, k, 1));  // a credit message: its count
             hold<noc::detail::TagBinding<N>>(*net_, tx, gr.ack_tag, l.ack_queue);
-            hold<noc::detail::RoomReservation<N>>(*net_, tx, l.ack_queue, k, who + " (credits)", "");
+            hold<noc::detail::RoomReservation<N>>(*net_, tx, l.ack_queue, uint64_t{noc::kCreditWords} * k, who + " (credits)", "");
             if (!l.ack_shared) hold<noc::detail::QueueClaim<N>>(*net_, tx, l.ack_queue, rx);
             own_acks = own_acks && !l.ack_shared;
         }

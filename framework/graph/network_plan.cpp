@@ -1,6 +1,7 @@
 #include "framework/graph/network_plan.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 #include "framework/graph/app_plan.hpp"
@@ -18,12 +19,17 @@ constexpr uint64_t kEventPorts = 64;
 struct Endpoint {
     bool data = false;
     size_t index = 0;   // group (data) or link (credits)
-    uint64_t unit = 0;  // words one credit stands for there: N x (1 + w), or 1 for a credit
+    uint64_t unit = 0;  // words one credit stands for there: N x (1 + w), or kCreditWords for a credit
     uint32_t queue = 0;
     bool shared = false;
     uint64_t bound = 0;  // most credits its share of the queue holds
     uint64_t share = 0;  // words of the queue it may use
+    uint64_t want = 0;   // words its credits ask for (auto-sized queues)
+    uint32_t tile = 0;   // network tile
 };
+
+// Smallest queue of an auto-sized network: the UDN's, enough for the catch-all's strays.
+constexpr uint32_t kBaseQueueWords = 128;
 
 std::string edge_name(const AppGraph& g, size_t e) {
     return "'" + g.nodes[g.edges[e].from].name + "' -> '" + g.nodes[g.edges[e].to].name + "'";
@@ -59,7 +65,10 @@ public:
                 }
         np_.config.tiles = static_cast<uint32_t>(np_.tiles.size());
         np_.config.queues = s.queues;
-        np_.config.queue_words = s.queue_words;
+        // auto: each queue of a shared-memory network is sized to the credits it carries (an
+        // event device holds a bounded number of events: its queues stay at the UDN's 128).
+        auto_ = s.auto_queue_words() && np_.transport == "udn";
+        np_.config.queue_words = s.auto_queue_words() ? kBaseQueueWords : s.queue_words;
         np_.config.max_payload = 2;   // a descriptor; a map's references take one
         np_.config.doorbells = false;  // the channels ring the tiles' own doorbells
         check_ports(edges);
@@ -79,7 +88,9 @@ private:
     }
     std::string who() const { return np_.transport + " network: "; }
     std::string raise_hint() const {
-        return "raise network.queue_words (now " + std::to_string(app_.network.queue_words) +
+        return "raise network.queue_words (now " +
+               (app_.network.auto_queue_words() ? std::string("auto: ") + std::to_string(kBaseQueueWords) + " words on " + np_.transport
+                                               : std::to_string(app_.network.queue_words)) +
                ") or network.queues (now " + std::to_string(app_.network.queues) + ")";
     }
 
@@ -121,28 +132,43 @@ private:
 
     // A tile's endpoints take its queues in order (receive interfaces first); when they
     // outnumber the queues, the last one (or the catch-all) carries the rest, split evenly.
+    // With auto-sized queues (network.queue_words: auto), each queue gets the words its
+    // endpoints' credits ask for, rounded up to a power of two, at least kBaseQueueWords.
     void assign_queues() {
         ends_.assign(np_.tiles.size(), {});
         for (size_t gi = 0; gi < np_.groups.size(); ++gi) {
             const NetworkGroupPlan& gr = np_.groups[gi];
-            ends_[static_cast<size_t>(np_.tile_of_node[gr.receiver])].push_back(
-                Endpoint{true, gi, gr.edges.size() * (1 + uint64_t{gr.payload_words})});
+            const uint64_t unit = gr.edges.size() * (1 + uint64_t{gr.payload_words});
+            const auto t = static_cast<uint32_t>(np_.tile_of_node[gr.receiver]);
+            ends_[t].push_back(Endpoint{true, gi, unit, 0, false, 0, 0, unit * asked(gr), t});
         }
-        for (size_t li = 0; li < np_.links.size(); ++li)
-            ends_[static_cast<size_t>(np_.tile_of_node[g_.edges[np_.links[li].edge].from])].push_back(
-                Endpoint{false, li, 1});
+        for (size_t li = 0; li < np_.links.size(); ++li) {
+            const auto t = static_cast<uint32_t>(np_.tile_of_node[g_.edges[np_.links[li].edge].from]);
+            ends_[t].push_back(Endpoint{false, li, noc::kCreditWords, 0, false, 0, 0,
+                                        noc::kCreditWords * asked(np_.groups[np_.links[li].group]), t});
+        }
         const uint32_t q = np_.config.queues, words = np_.config.queue_words;
         const bool catch_all = app_.network.catch_all == "shared";
+        if (auto_) np_.config.queue_sizes.assign(np_.tiles.size() * (q + 1), kBaseQueueWords);
         for (auto& ends : ends_) {
             const size_t n = ends.size();
             const size_t own = n <= q ? n : catch_all ? q : q - 1;
             const uint32_t shared_queue = catch_all ? q : q - 1;
             const size_t sharing = n - own;
+            uint64_t shared_want = 0;
+            for (size_t i = own; i < n; ++i) shared_want += ends[i].want;
             for (size_t i = 0; i < n; ++i) {
                 Endpoint& ep = ends[i];
                 ep.shared = i >= own;
                 ep.queue = ep.shared ? shared_queue : static_cast<uint32_t>(i);
-                ep.share = ep.shared ? words / sharing : words;
+                if (auto_) {
+                    const uint64_t need = std::max<uint64_t>(kBaseQueueWords, ep.shared ? shared_want : ep.want);
+                    const auto size = static_cast<uint32_t>(std::bit_ceil(std::min<uint64_t>(need, noc::kMaxQueueWords)));
+                    np_.config.queue_sizes[size_t{ep.tile} * (q + 1) + ep.queue] = size;
+                    ep.share = ep.shared ? std::min<uint64_t>(ep.want, size) : size;
+                } else {
+                    ep.share = ep.shared ? words / sharing : words;
+                }
                 ep.bound = ep.share / ep.unit;
                 if (ep.data) {
                     np_.groups[ep.index].data_queue = ep.queue;
@@ -161,9 +187,16 @@ private:
         throw std::logic_error("network plan: an endpoint without a queue");
     }
 
+    // K the links of a receive interface ask for: the largest `queue` among them.
+    uint64_t asked(const NetworkGroupPlan& gr) const {
+        uint32_t a = 0;
+        for (size_t e : gr.edges) a = std::max(a, g_.edges[e].capacity);
+        return a;
+    }
+
     std::string queue_text(const Endpoint& ep) const {
         std::string s = ep.queue == np_.config.queues ? "the catch-all" : "queue " + std::to_string(ep.queue);
-        s += " (" + std::to_string(np_.config.queue_words) + " words";
+        s += " (" + std::to_string(np_.config.words_of(ep.tile, ep.queue)) + " words";
         if (ep.shared) s += ", shared by logical channels: " + std::to_string(ep.share) + " words each";
         return s + ")";
     }
@@ -174,8 +207,7 @@ private:
         const size_t n = gr.edges.size();
         const uint64_t per_message = 1 + uint64_t{gr.payload_words};
         const Endpoint& data = endpoint(gr.receiver, true, gi);
-        uint32_t asked = 0;
-        for (size_t e : gr.edges) asked = std::max(asked, g_.edges[e].capacity);
+        const uint64_t asked = this->asked(gr);
         uint64_t k = std::min<uint64_t>(asked, data.bound);
         std::string why = "'" + g_.nodes[gr.receiver].name + "' " + queue_text(data) + " holds " +
                           std::to_string(n) + " sender(s) x K x " + std::to_string(per_message) +
@@ -226,6 +258,7 @@ private:
             for (const Endpoint& ep : ends_[t]) {
                 NetworkQueuePlan& q = by_index[ep.queue];
                 q.index = ep.queue;
+                q.words = np_.config.words_of(static_cast<uint32_t>(t), ep.queue);
                 q.shared = q.shared || ep.shared;
                 if (ep.data) {
                     const NetworkGroupPlan& gr = np_.groups[ep.index];
@@ -236,7 +269,7 @@ private:
                 } else {
                     const NetworkLinkPlan& l = np_.links[ep.index];
                     const NetworkGroupPlan& gr = np_.groups[l.group];
-                    q.reserved_words += gr.credits;
+                    q.reserved_words += uint64_t{noc::kCreditWords} * gr.credits;
                     q.carries.push_back("tag " + std::to_string(gr.ack_tag) + ": credits from " +
                                         g_.nodes[gr.receiver].name + ", K " + std::to_string(gr.credits));
                 }
@@ -249,6 +282,7 @@ private:
     AppPlan& plan_;
     const AppGraph& g_;
     NetworkPlan np_;
+    bool auto_ = false;  // queues sized to their credits
     std::vector<std::vector<Endpoint>> ends_;  // per network tile
 };
 

@@ -13,9 +13,11 @@
 // A tile needing more queues than it has keeps the first ones to itself and multiplexes the
 // rest as logical channels through its last queue (or the catch-all, `catch_all: shared`).
 //
-// Credits: a queue holds what its interfaces set aside, so a data queue of N senders of
-// (1 + w)-word messages bounds K <= queue_words/((1 + w) N) (128/(2N) for one word), shared
-// queues split their words evenly. A link's K above its bound is lowered (`credits: fit`,
+// Credits: a queue holds what its interfaces set aside. With `network.queue_words: auto` (the
+// default) each queue of a `udn` network is sized to the credits its links ask for (their
+// `queue`), so K is what the link asked, whatever the number of senders; with a fixed size,
+// a data queue of N senders of (1 + w)-word messages bounds K <= queue_words/((1 + w) N)
+// (128/(2N) for one word, the TILEPro64's bound), shared queues split their words evenly. A link's K above its bound is lowered (`credits: fit`,
 // noted in `notes`) or refused (`credits: exact`), at the config place, with the numbers.
 #pragma once
 
@@ -35,6 +37,7 @@ struct NetworkQueuePlan {
     uint32_t index = 0;            // demux queue (== queues: the catch-all)
     bool shared = false;           // logical channels told apart by tag (a QueueDemux)
     uint64_t reserved_words = 0;   // set aside for the credits of what it carries
+    uint32_t words = 0;            // what the queue holds
     std::vector<std::string> carries;  // "data tag 5 from farm.0, farm.1 (K 5)", "acks tag 2 (K 42)"
 };
 
@@ -66,7 +69,7 @@ struct NetworkLinkPlan {
 
 struct NetworkPlan {
     std::string transport;              // "udn" or "udn_eventdev"
-    noc::NetworkConfig config;          // tiles, queues, queue_words of the network
+    noc::NetworkConfig config;          // tiles, queues, queue_words (queue_sizes when auto-sized)
     std::vector<int> tile_of_node;      // network tile per graph node, -1: not on it
     std::vector<NetworkTilePlan> tiles;  // per network tile
     std::vector<NetworkGroupPlan> groups;

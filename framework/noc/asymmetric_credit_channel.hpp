@@ -57,8 +57,10 @@ public:
             index_of_[s] = static_cast<int32_t>(i);
             ack_bindings_.push_back(std::make_unique<detail::TagBinding<Net>>(net, s, c.ack_tag, c.ack_queue));
             rooms_.push_back(std::make_unique<detail::RoomReservation<Net>>(
-                net, s, c.ack_queue, c.credits, "asymmetric credit channel: sender " + std::to_string(i) + "'s credits",
-                "K <= " + std::to_string(net.config().queue_words)));
+                net, s, c.ack_queue, uint64_t{kCreditWords} * c.credits,
+                "asymmetric credit channel: sender " + std::to_string(i) + "'s credits",
+                "K <= " + std::to_string(net.config().queue_words) + "/" + std::to_string(kCreditWords) + " = " +
+                    std::to_string(net.config().queue_words / kCreditWords)));
             ack_claims_.push_back(std::make_unique<detail::QueueClaim<Net>>(net, s, c.ack_queue, c.receiver));
             senders_.push_back(std::make_unique<CreditSender<Net>>(net, s, c.receiver, c.data_tag, c.ack_tag,
                                                                    Inbox<Net>(net, s, c.ack_queue), c.payload_words,

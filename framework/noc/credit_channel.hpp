@@ -48,8 +48,9 @@ public:
           data_room_(net, c.receiver, c.data_queue, uint64_t{c.credits} * (1 + c.payload_words), who(c),
                      "K <= " + std::to_string(net.config().queue_words) + "/" + std::to_string(1 + c.payload_words) +
                          " = " + std::to_string(net.config().queue_words / (1 + c.payload_words))),
-          ack_room_(net, c.sender, c.ack_queue, c.credits, who(c) + " (its credits)",
-                    "K <= " + std::to_string(net.config().queue_words)),
+          ack_room_(net, c.sender, c.ack_queue, uint64_t{kCreditWords} * c.credits, who(c) + " (its credits)",
+                    "K <= " + std::to_string(net.config().queue_words) + "/" + std::to_string(kCreditWords) + " = " +
+                        std::to_string(net.config().queue_words / kCreditWords)),
           data_claim_(net, c.receiver, c.data_queue, c.sender),
           ack_claim_(net, c.sender, c.ack_queue, c.receiver),
           sender_(net, c.sender, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>(net, c.sender, c.ack_queue),

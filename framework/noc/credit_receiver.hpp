@@ -1,11 +1,12 @@
 // CreditReceiver<Net>: the receiving end of a credit-based interface, one-to-one or
-// many-to-one. A receive pops one message from the receiver's data inbox and pushes a
-// credit back to the tile that sent it (the header's source: the (sender id, word) pair of
-// the paper's asymmetric interface). All senders share the one inbox, so a receive costs
-// the same however many senders there are, idle or not.
+// many-to-one. A receive pops messages from the receiver's data inbox and gives each sender
+// (the header's source: the (sender id, word) pair of the paper's asymmetric interface) its
+// credits back, one credit message per sender and receive, however many it took from it
+// (detail/credit_setup.hpp). All senders share the one inbox, so a receive costs the same
+// however many senders there are, idle or not.
 //
-// try_recv never blocks: false when no message is there. A credit the network refuses
-// (possible only on the eventdev backend, when the device is out of room) is kept and
+// try_recv never blocks: false when no message is there. Credits the network refuses
+// (possible only on the eventdev backend, when the device is out of room) are kept and
 // pushed again before the next receive. recv() waits through a WaitPolicy, parked on the
 // data queue's doorbell when the network rings one.
 // Thread-safety: the thread that drives the receiver's tile. An end fills its own cache
@@ -32,14 +33,16 @@ public:
     CreditReceiver(Net& net, TileId self, Tag data_tag, Tag ack_tag, Inbox<Net> data, uint32_t payload_words,
                    bool owns_ack_queues)
         : net_(&net), self_(self), data_tag_(data_tag), data_(data), words_(payload_words),
-          owns_ack_queues_(owns_ack_queues), owed_(net.tiles(), 0) {
+          owns_ack_queues_(owns_ack_queues), owed_(net.tiles(), 0), marked_(net.tiles(), 0) {
+        owing_.reserve(net.tiles());
+        credited_.reserve(net.tiles());
         credit_routes_.reserve(net.tiles());
         for (TileId t = 0; t < net.tiles(); ++t) credit_routes_.push_back(net.route(self, t, ack_tag));
     }
 
     // Receives one message into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {
-        if (owed_total_ != 0) repay();
+        if (!owing_.empty()) return_credits();  // what the network refused before
         MessageHeader h;
         uint64_t scratch[kMaxPayload];
         for (;;) {
@@ -49,10 +52,8 @@ public:
         }
         std::memcpy(payload, scratch, sizeof(uint64_t) * words_);
         source = h.source;
-        if (!push_credit(h.source)) {
-            ++owed_[h.source];
-            ++owed_total_;
-        }
+        owe(h.source);
+        return_credits();
         return true;
     }
 
@@ -64,14 +65,10 @@ public:
                           net.try_pop_many(m, Tag{}, 1u, 1u, h, p);
                       }) {
             if (data_.demux == nullptr) {
-                if (owed_total_ != 0) repay();
                 MessageHeader h[32];
                 const uint32_t got = net_->try_pop_many(data_.mailbox, data_tag_, words_, n, h, payload);
-                for (uint32_t i = 0; i < got; ++i)
-                    if (!push_credit(h[i].source)) {
-                        ++owed_[h[i].source];
-                        ++owed_total_;
-                    }
+                for (uint32_t i = 0; i < got; ++i) owe(h[i].source);
+                if (!owing_.empty()) return_credits();
                 if (got != 0 || n == 0) return got;
                 // Nothing, or a stray at the head: the one-at-a-time path drops strays.
             }
@@ -87,23 +84,56 @@ public:
                     [&](auto& attempt) { return park_on(data_.bell(), policy, attempt); });
     }
 
+    // Calls f(tile) once for each sender tile that credits reached since the last call (a
+    // receive's or a repayment's), and forgets them: whom a receive may have to wake. A
+    // sender that got no credit is not waiting on this receiver, however many there are.
+    template <typename F>
+    void take_credited(F&& f) {
+        for (TileId t : credited_) {
+            marked_[t] = 0;
+            f(t);
+        }
+        credited_.clear();
+    }
+
     TileId tile() const { return self_; }
     uint32_t payload_words() const { return words_; }
     uint64_t strays() const { return strays_; }  // messages of another tag or length, dropped
 
 private:
-    bool push_credit(TileId to) {
+    // One credit message returning `count` credits to `to`.
+    bool push_credit(TileId to, uint64_t count) {
         const typename Net::Route& r = credit_routes_[to];
-        return owns_ack_queues_ ? net_->try_push_credited(r, nullptr, 0) : net_->try_push(r, nullptr, 0);
+        return owns_ack_queues_ ? net_->try_push_credited(r, &count, 1) : net_->try_push(r, &count, 1);
     }
 
-    void repay() {
-        for (TileId t = 0; t < owed_.size() && owed_total_ != 0; ++t)
-            while (owed_[t] != 0 && push_credit(t)) {
-                --owed_[t];
-                --owed_total_;
-            }
+    // The credit of one message received from `to`, returned by the next return_credits().
+    void owe(TileId to) {
+        if (owed_[to]++ == 0) owing_.push_back(to);
     }
+
+    // One credit message per sender owed credits, with all it is owed; a sender whose
+    // message the network refuses stays owed (and is paid before the next receive). Each
+    // sender paid is noted for take_credited(): it may be parked waiting for them.
+    void return_credits() {
+        size_t kept = 0;
+        for (TileId t : owing_) {
+            if (push_credit(t, owed_[t])) {
+                owed_[t] = 0;
+                note_credited(t);
+            } else {
+                owing_[kept++] = t;
+            }
+        }
+        owing_.resize(kept);
+    }
+
+    void note_credited(TileId to) {
+        if (marked_[to] != 0) return;
+        marked_[to] = 1;
+        credited_.push_back(to);
+    }
+
 
     Net* net_;
     TileId self_;
@@ -112,8 +142,10 @@ private:
     uint32_t words_;
     bool owns_ack_queues_;
     std::vector<typename Net::Route> credit_routes_;  // per tile: where its credits go
-    std::vector<uint32_t> owed_;  // credits the network refused, per sender tile
-    uint64_t owed_total_ = 0;
+    std::vector<uint32_t> owed_;     // per sender tile: credits not yet returned
+    std::vector<TileId> owing_;      // the tiles with owed_ != 0
+    std::vector<uint8_t> marked_;    // per tile: in credited_
+    std::vector<TileId> credited_;   // sender tiles credited since take_credited(), each once
     uint64_t strays_ = 0;
 };
 

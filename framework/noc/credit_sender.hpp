@@ -1,7 +1,7 @@
 // CreditSender<Net>: the sending end of a credit-based interface on a messaging network
-// (Buono & Mencagli's UDN interface). The receiver sent it K credits (header-only messages
-// tagged `ack_tag`) before the first send; a send spends one credit popped from the
-// sender's ack inbox (the credits that are back are popped together, up to 16) and pushes
+// (Buono & Mencagli's UDN interface). The receiver sent it K credits (messages tagged
+// `ack_tag` carrying a count: detail/credit_setup.hpp) before the first send; a send spends
+// one credit taken from the sender's ack inbox (what is back is taken together) and pushes
 // the message, so at most K messages are ever in flight and a credit always stands for room
 // set aside in the receiver's queue.
 //
@@ -33,11 +33,28 @@ public:
 
     // Sends `payload_words` words from `payload` as one message.
     bool try_send(const uint64_t* payload) {
-        if (credits_ == 0 && !take_credits()) return false;
+        if (credits_ == 0 && !take_credits(kBatch)) return false;
         if (!(owns_queue_ ? net_->try_push_credited(route_, payload, words_) : net_->try_push(route_, payload, words_)))
             return false;
         --credits_;
         return true;
+    }
+
+    // Sends up to `n` messages (payloads back to back, payload_words each) with the credits
+    // at hand; returns how many went. On a network that pushes a run in one reservation
+    // (MessageNetwork) they go together: one CAS on a shared queue's tail per burst.
+    uint32_t try_send_many(const uint64_t* payload, uint32_t n) {
+        if constexpr (requires(Net& net, const typename Net::Route& r) { net.try_push_many(r, payload, 1u, 1u, true); }) {
+            if (credits_ < n) take_credits(n);
+            const uint32_t m = credits_ < n ? credits_ : n;
+            if (m == 0 || !net_->try_push_many(route_, payload, words_, m, owns_queue_)) return 0;
+            credits_ -= m;
+            return m;
+        } else {
+            uint32_t i = 0;
+            while (i < n && try_send(payload + size_t{i} * words_)) ++i;
+            return i;
+        }
     }
 
     void send(const uint64_t* payload, const WaitPolicy& policy = {}) {
@@ -51,19 +68,19 @@ public:
     uint64_t strays() const { return strays_; }         // non-credit messages found among the acks
 
 private:
-    // Pops the credits that are back, up to kBatch: one visit to the ack queue serves
-    // several sends when the receiver is ahead. True when at least one came.
-    bool take_credits() {
+    // Pops the credits that are back until `want` are held: one visit to the ack queue
+    // serves several sends when the receiver is ahead. True when at least one is held.
+    bool take_credits(uint32_t want) {
         MessageHeader h;
         uint64_t scratch[kMaxPayload];
-        while (credits_ < kBatch && acks_.try_pop(h, scratch)) {
-            if (h.tag == ack_tag_ && h.length == 0) ++credits_;
+        while (credits_ < want && acks_.try_pop(h, scratch)) {
+            if (h.tag == ack_tag_ && h.length == 1) credits_ += static_cast<uint32_t>(scratch[0]);
             else ++strays_;
         }
         return credits_ != 0;
     }
 
-    static constexpr uint32_t kBatch = 16;
+    static constexpr uint32_t kBatch = 16;  // credits a one-message send takes at once
 
     Net* net_;
     TileId self_;

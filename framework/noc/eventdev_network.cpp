@@ -142,8 +142,9 @@ bool EventdevNetwork::push_once(TileId from, TileId to, uint32_t queue, Tag tag,
     const uint64_t need = uint64_t{length} + 1;
     // relaxed: `used` only bounds the queue's contents; the message travels in the event.
     uint64_t used = s.used.load(std::memory_order_relaxed);
+    const uint32_t holds = config_.words_of(to, queue);
     do {
-        if (used + need > config_.queue_words) return false;
+        if (used + need > holds) return false;
     } while (!s.used.compare_exchange_weak(used, used + need, std::memory_order_relaxed, std::memory_order_relaxed));
 
     rte_event ev{};

@@ -42,12 +42,12 @@ public:
                      "logical channel (tag " + std::to_string(c.data_tag) + "): K = " + std::to_string(c.credits) +
                          " credits of (1 + " + std::to_string(c.payload_words) + ")-word messages",
                      "the channels sharing a queue need sum of K x (1 + payload words) <= queue_words"),
-          ack_room_(acks.network(), acks.tile(), acks.queue(), c.credits,
+          ack_room_(acks.network(), acks.tile(), acks.queue(), uint64_t{kCreditWords} * c.credits,
                     "logical channel (tag " + std::to_string(c.ack_tag) + "): K = " + std::to_string(c.credits) +
                         " credits",
-                    "the channels sharing a queue need sum of K <= queue_words"),
+                    "the channels sharing a queue need sum of " + std::to_string(kCreditWords) + " x K <= queue_words"),
           data_share_(data, c.data_tag, c.credits, c.payload_words),
-          ack_share_(acks, c.ack_tag, c.credits, 0),
+          ack_share_(acks, c.ack_tag, c.credits, 1),  // a credit message: its count
           sender_(acks.network(), acks.tile(), data.tile(), c.data_tag, c.ack_tag,
                   Inbox<Net>(acks.network(), acks.tile(), acks.queue(), &acks, ack_share_.handle), c.payload_words,
                   false),  // shared queues: ordinary pushes

@@ -10,7 +10,7 @@ MessageNetwork::MessageNetwork(const NetworkConfig& config, const std::vector<Me
     for (uint32_t t = 0; t < config_.tiles; ++t) {
         std::optional<tp::detail::NodeMemoryPlacement> placement;
         if (t < tile_places.size()) placement.emplace(tile_places[t]);
-        for (uint32_t q = 0; q <= config_.queues; ++q) queues_.push_back(std::make_unique<TileQueue>(config_.queue_words));
+        for (uint32_t q = 0; q <= config_.queues; ++q) queues_.push_back(std::make_unique<TileQueue>(config_.words_of(t, q)));
         if (placement) bound_[t] = placement->areas();
     }
     tags_.reserve(config_.tiles);

@@ -104,6 +104,27 @@ public:
         return true;
     }
 
+    // `count` messages of `length` words each through `r` in one reservation (payloads back
+    // to back): TileQueue::try_push_many, or push_credited_many when `credited` (then the
+    // queue must be claimed by r.from, as for try_push_credited). All or nothing.
+    bool try_push_many(const Route& r, const uint64_t* payload, uint32_t length, uint32_t count, bool credited) {
+        if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
+        const uint32_t sole = r.queue->sole_sender();
+        const uint64_t header = r.header | (uint64_t{length} << 32);
+        if (credited) {
+            if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
+            r.queue->push_credited_many(header, payload, length, count);
+        } else {
+            detail::check_sender(kBackend, r.from, r.to, r.queue_index, sole);
+            if (!r.queue->try_push_many(sole == r.from, header, payload, length, count)) {
+                r.queue->count_stall();
+                return false;
+            }
+        }
+        if (config_.doorbells) r.queue->data_bell().ring();
+        return true;
+    }
+
     // A queue resolved once for popping.
     struct Mailbox {
         TileQueue* queue = nullptr;

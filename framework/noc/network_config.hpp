@@ -8,7 +8,9 @@
 // 127-word message fills a 128-word queue, as on the TILEPro64's UDN.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tp {
 class Topology;
@@ -21,6 +23,11 @@ using Tag = uint16_t;
 
 // Longest payload any network carries (the UDN's limit): callers of pop() provide this much room.
 inline constexpr uint32_t kMaxPayload = 127;
+// Words a credit message takes in a queue: a header and the count it returns (see
+// detail/credit_setup.hpp); a sender's ack queue sets aside kCreditWords x K words.
+inline constexpr uint32_t kCreditWords = 2;
+// Largest queue a network accepts, in words.
+inline constexpr uint32_t kMaxQueueWords = 1u << 26;
 
 struct MessageHeader {
     TileId source = 0;
@@ -32,6 +39,10 @@ struct NetworkConfig {
     uint32_t tiles = 2;
     uint32_t queues = 4;          // demux queues per tile; the catch-all comes on top
     uint32_t queue_words = 128;   // capacity of each queue in words, header included; a power of two
+    // Per queue (index tile * (queues + 1) + queue, the catch-all last), when queues differ:
+    // each a power of two, at least max_payload + 1; empty: every queue holds queue_words.
+    // An app's network sizes each queue to the credits it carries (network.queue_words: auto).
+    std::vector<uint32_t> queue_sizes;
     // Longest payload accepted, at most queue_words - 1; 0: as long as the queue allows, up to
     // kMaxPayload (a network's config() shows the value it resolved to).
     uint32_t max_payload = 0;
@@ -39,6 +50,13 @@ struct NetworkConfig {
     // (one fence per operation). Off, a parked caller naps briefly and polls again: the
     // choice of interfaces that bring their own doorbells (the `udn` channel transport).
     bool doorbells = true;
+
+    // Words (tile, queue) holds; `queue` may be the catch-all (== queues).
+    uint32_t words_of(TileId tile, uint32_t queue) const {
+        return queue_sizes.empty() ? queue_words : queue_sizes[size_t{tile} * (queues + 1) + queue];
+    }
+    // The largest queue (queue_words when all are alike).
+    uint32_t largest_queue() const;
 
     // One tile per tile of `topology`, the other fields at their defaults.
     static NetworkConfig for_topology(const Topology& topology);

@@ -81,6 +81,35 @@ public:
         return true;
     }
 
+    // Pushes `count` messages of `n` payload words each (payloads back to back in `payload`),
+    // all with `header`'s source and tag, in one reservation: one CAS for the run instead of
+    // one per message, so senders sharing the queue meet on its tail line once per burst.
+    // All or nothing: false when fewer than count x (n + 1) words are free.
+    bool try_push_many(bool sole, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+        const uint64_t need = uint64_t{count} * (n + 1);
+        // relaxed: as in try_push.
+        uint64_t tail = prod_.tail.load(std::memory_order_relaxed);
+        if (sole) {
+            if (!has_room(tail, need)) return false;
+            prod_.tail.store(tail + need, std::memory_order_relaxed);  // relaxed: as in try_push
+        } else {
+            do {
+                if (!has_room(tail, need)) return false;
+                // relaxed: as in try_push (each header's release store publishes its message).
+            } while (!prod_.tail.compare_exchange_weak(tail, tail + need, std::memory_order_relaxed,
+                                                       std::memory_order_relaxed));
+        }
+        write_run(tail, header, payload, n, count);
+        return true;
+    }
+
+    // push_credited for a run of `count` messages of `n` words (see try_push_many).
+    void push_credited_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
+        prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by seq
+        write_run(tail, header, payload, n, count);
+    }
+
     // The sole sender's push of a message a credit stands for: the queue's room is set aside
     // for the credits and only they push here, so there is room, and the receiver's reads of
     // the slots reused happened before it sent the credit this push spends (credits and
@@ -171,6 +200,18 @@ private:
         // so the tail read now is at least head.
         if (tail < head) tail = prod_.tail.load(std::memory_order_relaxed);
         return tail + need - head <= capacity();
+    }
+
+    // Writes `count` messages reserved from `tail` on and publishes each header in order.
+    void write_run(uint64_t tail, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+        for (uint32_t m = 0; m < count; ++m) {
+            const uint64_t at = tail + uint64_t{m} * (n + 1);
+            for (uint32_t i = 0; i < n; ++i) slots_[(at + 1 + i) & mask_].word = payload[size_t{m} * n + i];
+            Slot& h = slots_[at & mask_];
+            h.word = header;
+            // release: header and payload are visible to a receiver that acquires this sequence.
+            h.seq.store(at + 1, std::memory_order_release);
+        }
     }
 
     struct Slot {

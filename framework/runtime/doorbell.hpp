@@ -39,6 +39,14 @@ public:
         // relaxed: ordered against the sleeper by its membarrier (see above).
         if (parked_.load(std::memory_order_relaxed) != 0) wake();
     }
+    // Producer side, when the producer already put a seq_cst fence between its publish and
+    // this call: one fence serves every doorbell a burst rings (a receive that freed credits
+    // of several senders). The Dekker argument is ring()'s.
+    void ring_fenced() {
+        // relaxed: ordered after the publish by the caller's fence (Dekker, see the top).
+        if (parked_.load(std::memory_order_relaxed) != 0) wake();
+    }
+
     // Moves the ordering cost of ring_light() to the sleeper; true when the kernel offers
     // private expedited membarrier (else ring_light() stays a ring()). Call before the
     // threads that use this doorbell start.

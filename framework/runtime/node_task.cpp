@@ -28,6 +28,11 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
     out_at_.assign(s_.outputs.size(), 0);
     if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
     if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
+    // Unordered, a dispatcher passes over a worker that has not taken what it was given, so
+    // one slow or credit-starved worker does not stall the others. Ordered farms keep strict
+    // turns: the collector's window could not hold what the others return meanwhile.
+    pass_over_ = !s_.stamp_sequence && s_.outputs.size() > 1 &&
+                 (s_.dispatch == Dispatch::RoundRobin || s_.dispatch == Dispatch::FlowHash);
     for (auto* in : s_.inputs) {
         const bool seen = std::any_of(polled_.begin(), polled_.end(),
                                       [in](const auto* p) { return p->receive_side() == in->receive_side(); });
@@ -70,6 +75,14 @@ bool NodeTask::flush() {
     return moved;
 }
 
+bool NodeTask::blocked() const {
+    if (!pass_over_) return pending();
+    if (s_.dispatch == Dispatch::FlowHash) return !room_for_a_burst();
+    for (const Staged& b : out_)  // round robin: one output with room is enough
+        if (b.n + kBurstMax <= kGatherBursts * kBurstMax) return false;
+    return true;
+}
+
 bool NodeTask::room_for_a_burst() const {
     for (const Staged& b : out_)
         if (b.n + kBurstMax > kGatherBursts * kBurstMax) return false;
@@ -86,10 +99,13 @@ void NodeTask::stage_for_outputs(const Burst& b) {
         case Dispatch::Single:
             append(out_[0]);
             break;
-        case Dispatch::RoundRobin:
-            append(out_[next_output_]);
-            next_output_ = (next_output_ + 1) % out_.size();
+        case Dispatch::RoundRobin: {
+            size_t o = next_output_;
+            if (pass_over_) o = next_round_robin();
+            append(out_[o]);
+            next_output_ = (o + 1) % out_.size();
             break;
+        }
         case Dispatch::OnDemand:
             any_ = b;
             break;
@@ -122,6 +138,17 @@ void NodeTask::process(Burst& b, size_t from) {
     if (s_.chain.empty()) count_passed(b.n, burst_bytes(b));  // stages count their own
     if (s_.own_pool) saturate_lengths(b);
     if (!s_.outputs.empty()) stage_for_outputs(b);
+}
+
+size_t NodeTask::next_round_robin() const {
+    // The turn's output when it has sent all it was given; else the next one that has, else
+    // the next with room (blocked() made sure there is one): a full worker is passed over.
+    const size_t w = out_.size();
+    for (size_t k = 0; k < w; ++k)
+        if (const size_t o = (next_output_ + k) % w; out_[o].n == 0) return o;
+    for (size_t k = 0; k < w; ++k)
+        if (const size_t o = (next_output_ + k) % w; out_[o].n + kBurstMax <= kGatherBursts * kBurstMax) return o;
+    return next_output_;
 }
 
 bool NodeTask::inputs_exhausted() {
@@ -261,22 +288,26 @@ bool NodeTask::poll() {
     bool progress = false;
     if (pending()) {
         progress = flush();
-        if (pending()) return progress;  // downstream still full: back-pressure
+        if (blocked()) return progress;  // downstream still full: back-pressure
     }
     Burst& b = hand_;
     b.n = 0;
     size_t first = 0;
+    // The end travels after the last packet: with outputs passed over, some may still hold
+    // packets here, and the outputs close only once those have gone.
+    const auto end = [this, progress] {
+        if (pending()) return progress;
+        finish();
+        return true;
+    };
     if (is_source_) {
         Stage& src = *s_.chain.front();
-        if (stop_requested()) {
-            finish();
-            return true;
-        }
+        if (source_done_ || stop_requested()) return end();
         const uint64_t t0 = rte_rdtsc();
         const SourceStatus st = src.produce(b);
         if (st == SourceStatus::Done && b.n == 0) {
-            finish();
-            return true;
+            source_done_ = true;
+            return end();
         }
         // Cycles count only calls that emitted: a paced or idle source's empty calls are
         // waiting, not work, and would inflate its cycles per packet.
@@ -300,8 +331,7 @@ bool NodeTask::poll() {
         } else if (window_ && (b.n = static_cast<uint16_t>(window_->release_skipping_gaps(b.d, kBurstMax))) != 0) {
             // numbers a failed worker never returned: the rest goes on in order
         } else {
-            finish();
-            return true;
+            return end();
         }
     }
 

@@ -2,7 +2,9 @@
 // completion on each burst, and output channels chosen by a dispatch policy.
 //
 // poll() never blocks: it first offers downstream what the outputs refused last time (nothing
-// new is taken while anything is pending: back-pressure), then takes one burst — from the
+// new is taken while that is pending: back-pressure; an unordered round_robin or flow_hash
+// dispatcher only waits while no output, resp. not every output, has room for a burst, so
+// one full worker does not hold up the others), then takes one burst — from the
 // source stage, or from the inputs in turn (fair: the scan starts after the input served
 // last) — runs every stage of the chain on it once, and hands it to the outputs.
 // End of stream: a source returning Done, or every input closed and drained, closes the
@@ -81,6 +83,8 @@ private:
     void run_chain_reporting_drops(Burst& b, size_t from);
     void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send
     bool room_for_a_burst() const;           // every output's staging can take a whole burst
+    bool blocked() const;                    // back-pressure: nothing new may be taken now
+    size_t next_round_robin() const;         // round robin passing over a full worker
     void process(Burst& b, size_t from);     // chain, sequence stamps, then staging
     void took(const Burst& b);               // residence: the queue wait of what take() got
     bool flush();                 // offers pending bursts; true if anything moved
@@ -99,6 +103,8 @@ private:
     // number of senders. End of stream is still read from every input.
     std::vector<Channel<PacketDesc>*> polled_;
     size_t next_output_ = 0;      // round_robin / on_demand position
+    bool source_done_ = false;    // the source said Done: nothing more to produce
+    bool pass_over_ = false;      // unordered round_robin / flow_hash: a full worker does not stall the rest
     struct Staged {  // per output: descriptors it has not accepted yet
         uint16_t n = 0;
         alignas(64) PacketDesc d[kGatherBursts * kBurstMax];

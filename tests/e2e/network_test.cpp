@@ -52,9 +52,19 @@ TEST(Network, EveryConfAppDeliversTheSameOnTheSharedUdnNetwork) {
 }
 
 TEST(Network, TopoShowsEachTilesQueuesWithTheirTagsAndCredits) {
+    // By default each queue is sized to its links' credits: the collector receives with the
+    // K its links ask for.
+    const CommandResult sized = run_command("cd '" + source_root() + "' && COLUMNS=300 '" + tilepipe_bin() +
+                                            "' topo conf/farm.yaml --set transport=udn");
+    ASSERT_EQ(sized.status, 0) << sized.err;
+    EXPECT_NE(sized.out.find("queues sized to their credits"), std::string::npos) << sized.out;
+    EXPECT_NE(sized.out.find("asymmetric, data from rtc.0, rtc.1, rtc.2, rtc.3, K 1024 each"), std::string::npos)
+        << sized.out;
+    EXPECT_NE(sized.out.find("12288/16384 words"), std::string::npos) << "4 x 1024 x 3 words, a power of two up";
+    // The TILEPro64's fixed 128-word queues bound K at 128/(3 x 4).
     const std::string json = tmp_path("topo.json");
     const CommandResult r = run_command("cd '" + source_root() + "' && COLUMNS=300 '" + tilepipe_bin() +
-                                        "' topo conf/farm.yaml --set transport=udn --json " + json);
+                                        "' topo conf/farm.yaml --set transport=udn --set network.queue_words=128 --json " + json);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("udn network: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("asymmetric, data from rtc.0, rtc.1, rtc.2, rtc.3, K 10 each"), std::string::npos) << r.out;
@@ -67,7 +77,10 @@ TEST(Network, TopoShowsEachTilesQueuesWithTheirTagsAndCredits) {
     EXPECT_EQ(net["queue_words"], 128);
     bool collector = false;
     for (const auto& t : net["tiles"]) {
-        for (const auto& q : t["queues"]) EXPECT_LE(q["reserved_words"].get<int>(), 128) << t["node"];
+        for (const auto& q : t["queues"]) {
+            EXPECT_LE(q["reserved_words"].get<int>(), 128) << t["node"];
+            EXPECT_EQ(q["words"], 128) << t["node"];
+        }
         if (t["node"] != "rtc.collector") continue;
         collector = true;
         EXPECT_EQ(t["queues"][0]["carries"].size(), 1u);
@@ -88,7 +101,7 @@ TEST(Network, ValidateRefusesLinksTheNetworkCannotHoldAtTheirPlace) {
     EXPECT_NE(r.err.find("--set network.queue_words=2"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("need at least 3 words"), std::string::npos) << r.err;
     const CommandResult exact =
-        tilepipe("validate conf/farm.yaml --set transport=udn --set network.credits=exact");
+        tilepipe("validate conf/farm.yaml --set transport=udn --set network.queue_words=128 --set network.credits=exact");
     EXPECT_NE(exact.status, 0);
     EXPECT_NE(exact.err.find("asks for K = 1024"), std::string::npos) << exact.err;
 }

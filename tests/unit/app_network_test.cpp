@@ -53,8 +53,11 @@ const NetworkGroupPlan& group_into(const NetworkPlan& np, size_t node) {
     return np.groups.front();
 }
 
+// The TILEPro64's fixed queues: every queue holds 128 words, which bounds K.
+const char* const kUdnQueues = "network: { queue_words: 128 }\n";
+
 TEST(AppNetwork, AFarmOfEightCollectsThroughOneQueueWithAnAckQueuePerWorker) {
-    const AppConfig app = parse_app_config(farm_app(8, "ordered"), "farm.yaml");
+    const AppConfig app = parse_app_config(farm_app(8, "ordered", kUdnQueues), "farm.yaml");
     AppPlan plan = plan_app(app);
     ASSERT_EQ(plan.networks.size(), 1u);
     const NetworkPlan& np = plan.networks[0];
@@ -73,6 +76,31 @@ TEST(AppNetwork, AFarmOfEightCollectsThroughOneQueueWithAnAckQueuePerWorker) {
         EXPECT_FALSE(l.ack_shared) << "a worker has a queue of its own for the collector's credits";
     }
     EXPECT_FALSE(np.notes.empty()) << "lowering K is said";
+}
+
+TEST(AppNetwork, ByDefaultEachQueueIsSizedToTheCreditsItsLinksAskFor) {
+    // network.queue_words: auto: a collector of 8 workers gets K = the links' queue, not
+    // 128/(3 x 8), so a worker can hand on whole bursts however wide the farm is.
+    const AppConfig app = parse_app_config(farm_app(8, "ordered", "queue: 256\n"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    const NetworkPlan& np = plan.networks.at(0);
+    const size_t collector = node_named(plan, "f.collector");
+    const NetworkGroupPlan& c = group_into(np, collector);
+    EXPECT_EQ(c.credits, 256u);
+    for (size_t e : c.edges) EXPECT_EQ(plan.links[e].capacity, 256u);
+    EXPECT_TRUE(np.notes.empty()) << np.notes.front();
+    const auto tile = static_cast<noc::TileId>(np.tile_of_node[collector]);
+    // 8 senders x 256 credits x (1 + 2) words = 6144, rounded up to a power of two.
+    EXPECT_EQ(np.config.words_of(tile, c.data_queue), 8192u);
+    // A worker's queue for the collector's credits: 256 credit messages of 2 words at most.
+    const size_t w0 = node_named(plan, "f.0");
+    const NetworkLinkPlan& l = np.links[static_cast<size_t>(np.link_of_edge[c.edges[0]])];
+    EXPECT_EQ(np.config.words_of(static_cast<noc::TileId>(np.tile_of_node[w0]), l.ack_queue), 512u);
+    // The catch-all of a tile stays small: only strays land there.
+    EXPECT_EQ(np.config.words_of(tile, np.config.queues), 128u);
+    AppNetworks nets(plan);  // the network builds with those sizes and every reservation fits
+    ASSERT_NE(nets.message_network(), nullptr);
+    EXPECT_EQ(nets.message_network()->config().words_of(tile, c.data_queue), 8192u);
 }
 
 TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSendersOrder) {
@@ -169,7 +197,7 @@ TEST(AppNetwork, AMapsGatherOnTheNetworkWithFenceFreeDoorbellsDeliversOnceInEach
     // A map's workers send their partials into the collector's one queue; every wait parks
     // at once, on doorbells whose senders ring without a fence (Doorbell::ring_light).
     const AppConfig app = parse_app_config(
-        "transport: udn\npipeline:\n  - { stage: synth, count: 10 }\n"
+        "transport: udn\nnetwork: { queue_words: 128 }\npipeline:\n  - { stage: synth, count: 10 }\n"
         "  - map:\n      name: m\n      workers: 4\n      worker: [pass]\n  - drop\n", "map.yaml");
     AppPlan plan = plan_app(app);
     AppNetworks nets(plan);
@@ -193,7 +221,7 @@ TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered)
     for (const char* collect : {"ordered", "unordered"}) {
         SCOPED_TRACE(collect);
         counts.reset();
-        AppRunner runner(parse_app_config(farm_app(8, collect), "farm.yaml"));
+        AppRunner runner(parse_app_config(farm_app(8, collect, kUdnQueues), "farm.yaml"));  // K = 5: a small K's stress
         const RunReport r = runner.run();
         EXPECT_EQ(r.packets, 30000u);
         EXPECT_EQ(r.delivered, 30000u);
@@ -209,7 +237,7 @@ TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered)
 TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChannels) {
     // One queue per tile: the emitter takes its input and the four workers' credits there.
     counts.reset();
-    const AppConfig app = parse_app_config(farm_app(4, "ordered", "network: { queues: 1 }\n"), "farm.yaml");
+    const AppConfig app = parse_app_config(farm_app(4, "ordered", "network: { queues: 1, queue_words: 128 }\n"), "farm.yaml");
     AppPlan plan = plan_app(app);
     const NetworkPlan& np = plan.networks.at(0);
     const auto emitter = static_cast<size_t>(np.tile_of_node[node_named(plan, "f.emitter")]);
@@ -271,7 +299,7 @@ TEST(AppNetwork, LinksThatCannotFitAreRefusedAtTheirPlaceWithTheNumbers) {
     }
     // K asked exactly: refused at the link's node with what fits.
     try {
-        plan_app(parse_app_config(farm_app(8, "unordered", "network: { credits: exact }\nqueue: 64\n"), "farm.yaml"));
+        plan_app(parse_app_config(farm_app(8, "unordered", "network: { credits: exact, queue_words: 128 }\nqueue: 64\n"), "farm.yaml"));
         FAIL() << "accepted";
     } catch (const LocatedError& e) {
         const std::string m = e.what();

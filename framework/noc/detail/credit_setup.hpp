@@ -1,6 +1,11 @@
 // The set-up every credit interface does, as RAII pieces: bind a tag to a queue, set room
 // aside in a queue, claim a queue for its one sender (each undone on destruction), and the
 // receiver's first act, pushing K credits to a sender.
+//
+// A credit message carries a count: a header and one payload word, the number of credits it
+// returns. A receiver returns what one receive took from a sender in one message, so a burst
+// of 32 costs one credit message, not 32. Each message returns at least one credit, so a
+// sender's ack queue holds at most K of them: kCreditWords x K words are set aside for it.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +82,8 @@ private:
 // The receiver's first act: K header-only credit messages to the sender's ack queue.
 template <typename Net>
 void grant_credits(Net& net, TileId receiver, TileId sender, Tag ack_tag, uint32_t credits) {
-    for (uint32_t i = 0; i < credits; ++i) net.push(receiver, sender, ack_tag, nullptr, 0, WaitPolicy{});
+    const uint64_t count = credits;
+    net.push(receiver, sender, ack_tag, &count, 1, WaitPolicy{});
 }
 
 inline void check_credits(const char* who, uint32_t credits, uint32_t payload_words) {

@@ -22,10 +22,10 @@ void QueueLedger::reserve(TileId tile, uint32_t queue, uint64_t words, const std
     check_queue(config_, backend_, tile, queue, true);
     std::lock_guard<std::mutex> lk(m_);
     uint64_t& r = reserved_[index(tile, queue)];
-    if (r + words > config_.queue_words) {
+    const uint32_t holds = config_.words_of(tile, queue);
+    if (r + words > holds) {
         std::string msg = who + " needs " + std::to_string(words) + " words in " +
-                          queue_name(config_.queues, tile, queue) + ", which holds " +
-                          std::to_string(config_.queue_words);
+                          queue_name(config_.queues, tile, queue) + ", which holds " + std::to_string(holds);
         if (r != 0) msg += " and has " + std::to_string(r) + " set aside for other interfaces already";
         if (!hint.empty()) msg += " (" + hint + ")";
         throw std::invalid_argument(msg);
