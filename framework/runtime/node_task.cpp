@@ -60,7 +60,15 @@ bool NodeTask::flush() {
         const uint32_t sent = s_.outputs[o]->try_send_burst(b.d + out_at_[o], b.n - out_at_[o]);
         out_at_[o] = static_cast<uint16_t>(out_at_[o] + sent);
         moved |= sent > 0;
-        if (out_at_[o] == b.n) b.n = out_at_[o] = 0;
+        if (out_at_[o] == b.n) {
+            b.n = out_at_[o] = 0;
+        } else if (sent > 0 && pass_over_) {
+            // What is left moves to the front, so the staging's room is what is really free
+            // (a dispatcher passing over this output keeps appending to it).
+            std::copy(b.d + out_at_[o], b.d + b.n, b.d);
+            b.n = static_cast<uint16_t>(b.n - out_at_[o]);
+            out_at_[o] = 0;
+        }
     }
     // on_demand: whatever is left goes to any output with room, starting after the last one.
     const size_t w = s_.outputs.size();

@@ -103,6 +103,33 @@ TEST(AppNetwork, ByDefaultEachQueueIsSizedToTheCreditsItsLinksAskFor) {
     EXPECT_EQ(nets.message_network()->config().words_of(tile, c.data_queue), 8192u);
 }
 
+TEST(AppNetwork, AReceiveWakesOnlyTheSendersItReturnedCreditsTo) {
+    // Eight workers, all parked (announced on their doorbells); one sends. The collector's
+    // receive wakes that one, whose credits it returned, and leaves the seven idle ones
+    // asleep: its cost does not grow with idle senders.
+    const AppConfig app = parse_app_config(farm_app(8, "unordered"), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    const size_t collector = node_named(plan, "f.collector");
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
+    for (size_t e : plan.graph.inputs_of(collector)) in.push_back(nets.desc_channel(e));
+    ASSERT_EQ(in.size(), 8u);
+    std::vector<Doorbell> bells(9);
+    for (uint32_t s = 0; s < 8; ++s) in[s]->set_bells(&bells[s], &bells[8]);
+    for (uint32_t s = 0; s < 8; ++s) bells[s].prepare_park();
+    const PacketDesc d[4] = {{nullptr, 3, 1, 0, 0}, {nullptr, 3, 2, 0, 0}, {nullptr, 3, 3, 0, 0}, {nullptr, 3, 4, 0, 0}};
+    ASSERT_EQ(in[3]->try_send_burst(d, 4), 4u);
+    PacketDesc got[32];
+    ASSERT_EQ(in[0]->try_recv_burst(got, 32), 4u) << "any link of the side pops the shared queue";
+    for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(bells[s].wakeups(), s == 3 ? 1u : 0u) << "sender " << s;
+    // Nothing more came: a receive that returned no credit wakes nobody.
+    EXPECT_EQ(in[0]->try_recv_burst(got, 32), 0u);
+    bells[3].prepare_park();
+    EXPECT_EQ(in[5]->try_recv_burst(got, 32), 0u);
+    EXPECT_EQ(bells[3].wakeups(), 1u);
+    for (uint32_t s = 0; s < 8; ++s) bells[s].cancel_park();
+}
+
 TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSendersOrder) {
     // The network's channels driven directly: eight worker threads send numbered items to the
     // collector, which receives through any of its links (they share its one queue).
