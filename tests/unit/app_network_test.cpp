@@ -103,16 +103,23 @@ TEST(AppNetwork, ByDefaultEachQueueIsSizedToTheCreditsItsLinksAskFor) {
     EXPECT_EQ(nets.message_network()->config().words_of(tile, c.data_queue), 8192u);
 }
 
+// The links into the collector of an unordered udn farm of `workers`, on the app's network.
+struct CollectorLinks {
+    explicit CollectorLinks(uint32_t workers)
+        : plan(plan_app(parse_app_config(farm_app(workers, "unordered"), "farm.yaml"))), nets(plan) {
+        for (size_t e : plan.graph.inputs_of(node_named(plan, "f.collector"))) in.push_back(nets.desc_channel(e));
+    }
+    AppPlan plan;
+    AppNetworks nets;
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
+};
+
 TEST(AppNetwork, AReceiveWakesOnlyTheSendersItReturnedCreditsTo) {
     // Eight workers, all parked (announced on their doorbells); one sends. The collector's
     // receive wakes that one, whose credits it returned, and leaves the seven idle ones
     // asleep: its cost does not grow with idle senders.
-    const AppConfig app = parse_app_config(farm_app(8, "unordered"), "farm.yaml");
-    AppPlan plan = plan_app(app);
-    AppNetworks nets(plan);
-    const size_t collector = node_named(plan, "f.collector");
-    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
-    for (size_t e : plan.graph.inputs_of(collector)) in.push_back(nets.desc_channel(e));
+    CollectorLinks links(8);
+    auto& in = links.in;
     ASSERT_EQ(in.size(), 8u);
     std::vector<Doorbell> bells(9);
     for (uint32_t s = 0; s < 8; ++s) in[s]->set_bells(&bells[s], &bells[8]);
@@ -133,12 +140,8 @@ TEST(AppNetwork, AReceiveWakesOnlyTheSendersItReturnedCreditsTo) {
 TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSendersOrder) {
     // The network's channels driven directly: eight worker threads send numbered items to the
     // collector, which receives through any of its links (they share its one queue).
-    const AppConfig app = parse_app_config(farm_app(8, "unordered"), "farm.yaml");
-    AppPlan plan = plan_app(app);
-    AppNetworks nets(plan);
-    const size_t collector = node_named(plan, "f.collector");
-    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
-    for (size_t e : plan.graph.inputs_of(collector)) in.push_back(nets.desc_channel(e));
+    CollectorLinks links(8);
+    auto& in = links.in;
     ASSERT_EQ(in.size(), 8u);
     for (const auto& c : in) ASSERT_NE(c, nullptr);
     constexpr uint32_t kPerSender = 20000;
@@ -183,10 +186,11 @@ TEST(AppNetwork, EightSendersIntoOneQueueDeliverEveryItemExactlyOnceInEachSender
     EXPECT_EQ(wrong, 0u);
     for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(next[s], kPerSender) << "sender " << s;
     // Every item went through the collector's one data queue.
-    const NetworkGroupPlan& c = group_into(plan.networks[0], collector);
-    const auto tile = static_cast<noc::TileId>(plan.networks[0].tile_of_node[collector]);
-    ASSERT_NE(nets.message_network(), nullptr);
-    EXPECT_EQ(nets.message_network()->counters(tile, c.data_queue).messages, 8u * kPerSender);
+    const size_t collector = node_named(links.plan, "f.collector");
+    const NetworkGroupPlan& c = group_into(links.plan.networks[0], collector);
+    const auto tile = static_cast<noc::TileId>(links.plan.networks[0].tile_of_node[collector]);
+    ASSERT_NE(links.nets.message_network(), nullptr);
+    EXPECT_EQ(links.nets.message_network()->counters(tile, c.data_queue).messages, 8u * kPerSender);
 }
 
 // Senders 0..n-1 each send `per` numbered words (sender << 32 | i) through `gather`; the
