@@ -35,5 +35,5 @@ median() { sort -g "$1" | awk '{a[NR]=$1} END {printf "%.3f %.3f %.3f\n", a[int(
 read -r base _ < <(median "$work/0")
 for i in "${!all[@]}"; do
   read -r m lo hi < <(median "$work/$i")
-  printf "%-26s %7.3f Mpps (min %.3f, max %.3f)  %.2f x forward\n" "${all[$i]}" "$m" "$lo" "$hi" "$(echo "$m / $base" | bc -l)"
+  printf "%-26s %7.3f Mpps (min %.3f, max %.3f)  %.2f x forward\n" "${all[$i]}" "$m" "$lo" "$hi" "$(awk -v m="$m" -v b="$base" 'BEGIN { print m / b }')"
 done

@@ -14,6 +14,8 @@ What it draws, by the kind of JSON (found from its keys, never from the file nam
     stream    Mmsgs/s against the burst size, per transport
     mapvec    T_S and scalability against workers, per variant
     latency   latency (p50, p90, p99, p999) against the offered load
+    scaling   a measure against workers or ranks, one curve per series (scripts/bench_scaling.sh
+              gathers them: `x` and `y` name the row fields, `xlabel`, `ylabel`, `title` the axes)
 
 Fields a report may lack (older or newer tilepipe) are drawn around, not required. A file of another
 kind, or one missing what its kind needs, is refused naming what was wrong: exit status 2.
@@ -27,7 +29,7 @@ import sys
 
 DPI = 100
 TOPOLOGY_SIZES = {"tilepro64": (8, 8), "epiphany16": (4, 4), "epiphany64": (8, 8)}
-BENCH_KINDS = ("pingpong", "asym", "stream", "mapvec", "latency")
+BENCH_KINDS = ("pingpong", "asym", "stream", "mapvec", "latency", "scaling")
 
 
 class Refused(Exception):
@@ -418,6 +420,16 @@ def plot_stream(doc, plt):
                       logx=True)
 
 
+def plot_scaling(doc, plt):
+    x, y = doc.get("x", "workers"), doc.get("y", "value")
+    fig = line_chart(plt, doc["rows"], lambda r: r.get("series"), lambda r: r.get(x), lambda r: r.get(y),
+                     doc.get("xlabel", x), doc.get("ylabel", y), doc.get("title", "scaling"), logx=True)
+    ax = fig.axes[0]
+    xs = sorted({num(r.get(x)) for r in doc["rows"] if num(r.get(x)) is not None})
+    ax.set_xticks(xs, [f"{v:g}" for v in xs])
+    return fig
+
+
 def plot_mapvec(doc, plt):
     rows = doc["rows"]
     sizes = {(r.get("m"), r.get("dtype")) for r in rows}
@@ -495,7 +507,7 @@ def plot_latency(doc, plt):
     return fig
 
 
-PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong": plot_pingpong,
+PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong": plot_pingpong, "scaling": plot_scaling,
             "asym": plot_asym, "stream": plot_stream, "mapvec": plot_mapvec, "latency": plot_latency}
 
 

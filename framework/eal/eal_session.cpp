@@ -182,6 +182,10 @@ std::vector<std::string> eal_arguments(const EalOptions& opts, bool hugepages) {
     if (!has_user_flag(user, "--log-level"))
         a.push_back(opts.verbose ? "--log-level=*:info" : "--log-level=*:warning");
     for (const auto& v : opts.vdevs) a.insert(a.end(), {"--vdev", v});
+    // A relocated build (scripts/bundle.sh) names the folder of the DPDK drivers it carries:
+    // EAL loads those, and only those the user pointed at, as with their own -d.
+    if (const char* d = std::getenv("TILEPIPE_EAL_DRIVERS"); d != nullptr && *d != '\0' && !has_user_flag(user, "-d"))
+        a.insert(a.end(), {"-d", d});
     a.insert(a.end(), user.begin(), user.end());
     return a;
 }

@@ -1,18 +1,20 @@
 // TileQueue: one queue of a tile in the shared-memory MessageNetwork, a ring of `capacity`
 // words that any number of senders push whole messages into and one receiver pops.
 //
-// Message-atomic without a lock: a sender reserves 1 + length slots with one CAS on the
-// tail, writes the payload, then publishes the header slot with a release store of its
-// position (a per-slot sequence number as in Vyukov's bounded queue, carried by header slots
-// only: the receiver finds the next header from the current one's length). The receiver
-// checks the sequence of the slot at its head, copies the message, and hands the slots back
-// by advancing `head`, which senders read only when their cached copy says the ring is full.
-// So a message costs one CAS on a line senders share, and the receiver touches only the
-// slots and its own line: its cost does not depend on how many senders there are. A queue
-// claimed by one sender (set_sole_sender) skips the CAS (on x86 a locked instruction waits
-// for the sender's earlier stores to reach other cores), and a push that spends a credit
-// (push_credited) skips the look at head too, so a credit channel's message costs its
-// sender no line but the slots'.
+// Message-atomic without a lock: a sender reserves 1 + length words with one CAS on the
+// tail, writes the payload, then publishes the header word with a release store. The ring
+// is all words, header and payload alike (a descriptor's message takes 24 bytes): a header
+// is never zero (it carries kPublished), and the receiver zeroes every word it consumed
+// before handing the words back, so the word at its head is zero until the message reserved
+// there is published. The receiver finds the next header from the current one's length, and
+// hands the words back by advancing `head`, which senders read only when their cached copy
+// says the ring is full. So a message costs one CAS on a line senders share, and the
+// receiver touches only the words and its own line: its cost does not depend on how many
+// senders there are. A queue claimed by one sender (set_sole_sender) skips the CAS (on x86 a
+// locked instruction waits for the sender's earlier stores to reach other cores), and a push
+// that spends a credit (push_credited) skips the look at head too, so a credit channel's
+// message costs its sender no line but the words'. A run of messages (try_push_many) is one
+// reservation.
 //
 // Ordering: messages leave in reservation order, each in one piece; one sender's messages
 // keep their order. A sender preempted between its reservation and its publish holds back
@@ -34,14 +36,14 @@ namespace tp::noc {
 
 class TileQueue {
 public:
-    // The slots are a NodeMemory block of the process heap: whole cache lines, so that a small
+    // The words are a NodeMemory block of the process heap: whole cache lines, so that a small
     // ring shares its line with nothing else, and whole pages bound to the placement open on
     // the building thread, if any (detail::NodeMemoryPlacement: the `memory:` setting).
     explicit TileQueue(uint32_t capacity)  // a power of two, at least 2
         : mask_(capacity - 1),
-          memory_(sizeof(Slot) * capacity, -1, tp::detail::NodeMemory::Heap::Process),
-          slots_(static_cast<Slot*>(memory_.get())) {
-        for (uint32_t i = 0; i < capacity; ++i) new (&slots_[i]) Slot{};
+          memory_(sizeof(Word) * capacity, -1, tp::detail::NodeMemory::Heap::Process),
+          words_(static_cast<Word*>(memory_.get())) {
+        for (uint32_t i = 0; i < capacity; ++i) new (&words_[i]) Word{0};
     }
 
     uint32_t capacity() const { return static_cast<uint32_t>(mask_ + 1); }
@@ -56,29 +58,7 @@ public:
     // Pushes `header` and `n` payload words as one message; false when fewer than n + 1
     // words are free (the caller counts the stall). `sole`: the caller is the sole sender.
     bool try_push(bool sole, uint64_t header, const uint64_t* payload, uint32_t n) {
-        const uint64_t need = uint64_t{n} + 1;
-        // relaxed: the sole sender is the only writer of tail; for the others only a first
-        // guess, which the CAS below checks.
-        uint64_t tail = prod_.tail.load(std::memory_order_relaxed);
-        if (sole) {
-            if (!has_room(tail, need)) return false;
-            // relaxed: no other sender reserves here; the message is published by seq below.
-            // No locked instruction: the stores of the previous message drain in the background.
-            prod_.tail.store(tail + need, std::memory_order_relaxed);
-        } else {
-            do {
-                if (!has_room(tail, need)) return false;
-                // relaxed: the CAS only makes the reservation exclusive; the message is
-                // published by the header's release store below.
-            } while (!prod_.tail.compare_exchange_weak(tail, tail + need, std::memory_order_relaxed,
-                                                       std::memory_order_relaxed));
-        }
-        for (uint32_t i = 0; i < n; ++i) slots_[(tail + 1 + i) & mask_].word = payload[i];
-        Slot& h = slots_[tail & mask_];
-        h.word = header;
-        // release: header and payload are visible to a receiver that acquires this sequence.
-        h.seq.store(tail + 1, std::memory_order_release);
-        return true;
+        return try_push_many(sole, header, payload, n, 1);
     }
 
     // Pushes `count` messages of `n` payload words each (payloads back to back in `payload`),
@@ -87,15 +67,19 @@ public:
     // All or nothing: false when fewer than count x (n + 1) words are free.
     bool try_push_many(bool sole, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
         const uint64_t need = uint64_t{count} * (n + 1);
-        // relaxed: as in try_push.
+        // relaxed: the sole sender is the only writer of tail; for the others only a first
+        // guess, which the CAS below checks.
         uint64_t tail = prod_.tail.load(std::memory_order_relaxed);
         if (sole) {
             if (!has_room(tail, need)) return false;
-            prod_.tail.store(tail + need, std::memory_order_relaxed);  // relaxed: as in try_push
+            // relaxed: no other sender reserves here; each message is published by its header
+            // below. No locked instruction: the previous stores drain in the background.
+            prod_.tail.store(tail + need, std::memory_order_relaxed);
         } else {
             do {
                 if (!has_room(tail, need)) return false;
-                // relaxed: as in try_push (each header's release store publishes its message).
+                // relaxed: the CAS only makes the reservation exclusive; each message is
+                // published by its header's release store.
             } while (!prod_.tail.compare_exchange_weak(tail, tail + need, std::memory_order_relaxed,
                                                        std::memory_order_relaxed));
         }
@@ -103,25 +87,20 @@ public:
         return true;
     }
 
+    // The sole sender's push of a message a credit stands for: the queue's room is set aside
+    // for the credits and only they push here, so there is room, and the receiver's reads and
+    // zeroing of the words reused happened before it sent the credit this push spends
+    // (credits and messages are both FIFO, the credit published with release and taken with
+    // acquire). So no look at head at all, and no CAS.
+    void push_credited(uint64_t header, const uint64_t* payload, uint32_t n) {
+        push_credited_many(header, payload, n, 1);
+    }
+
     // push_credited for a run of `count` messages of `n` words (see try_push_many).
     void push_credited_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
-        prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by seq
+        prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by headers
         write_run(tail, header, payload, n, count);
-    }
-
-    // The sole sender's push of a message a credit stands for: the queue's room is set aside
-    // for the credits and only they push here, so there is room, and the receiver's reads of
-    // the slots reused happened before it sent the credit this push spends (credits and
-    // messages are both FIFO). So no look at head at all, and no CAS.
-    void push_credited(uint64_t header, const uint64_t* payload, uint32_t n) {
-        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
-        prod_.tail.store(tail + n + 1, std::memory_order_relaxed);        // relaxed: published by seq below
-        for (uint32_t i = 0; i < n; ++i) slots_[(tail + 1 + i) & mask_].word = payload[i];
-        Slot& h = slots_[tail & mask_];
-        h.word = header;
-        // release: header and payload are visible to a receiver that acquires this sequence.
-        h.seq.store(tail + 1, std::memory_order_release);
     }
 
     // Pops the message at the head: its header word, and its payload into `payload` (room
@@ -129,15 +108,15 @@ public:
     // reserved but not yet published).
     bool try_pop(uint64_t& header, uint64_t* payload) {
         const uint64_t head = cons_.next;
-        const Slot& h = slots_[head & mask_];
-        // acquire: pairs with the sender's release of seq: header and payload are written.
-        if (h.seq.load(std::memory_order_acquire) != head + 1) return false;
-        header = h.word;
+        Word& h = words_[head & mask_];
+        // acquire: pairs with the sender's release of the header: its payload is written.
+        const uint64_t word = h.load(std::memory_order_acquire);
+        if (word == 0) return false;
+        header = word & ~kPublished;
         const uint32_t n = detail::header_length(header);
-        for (uint32_t i = 0; i < n; ++i) payload[i] = slots_[(head + 1 + i) & mask_].word;
-        cons_.next = head + 1 + n;
-        // release: our reads of these slots happen before a sender that acquires head reuses them.
-        cons_.head.store(cons_.next, std::memory_order_release);
+        for (uint32_t i = 0; i < n; ++i) payload[i] = take(head + 1 + i);
+        h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
+        hand_back(head + 1 + n);
         cons_.messages.inc();
         cons_.words.add(n);
         return true;
@@ -154,16 +133,16 @@ public:
         uint32_t got = 0;
         for (; got < max; ++got) {
             const uint64_t pos = head + uint64_t{got} * (n + 1);
-            const Slot& h = slots_[pos & mask_];
-            // acquire: pairs with the sender's release of seq: header and payload are written.
-            if (h.seq.load(std::memory_order_acquire) != pos + 1 || (h.word & mask) != match) break;
-            headers[got] = h.word;
-            for (uint32_t i = 0; i < n; ++i) payload[got * n + i] = slots_[(pos + 1 + i) & mask_].word;
+            Word& h = words_[pos & mask_];
+            // acquire: pairs with the sender's release of the header: its payload is written.
+            const uint64_t word = h.load(std::memory_order_acquire);
+            if (word == 0 || (word & mask) != match) break;
+            headers[got] = word & ~kPublished;
+            h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
+            for (uint32_t i = 0; i < n; ++i) payload[got * n + i] = take(pos + 1 + i);
         }
         if (got == 0) return 0;
-        cons_.next = head + uint64_t{got} * (n + 1);
-        // release: as in try_pop.
-        cons_.head.store(cons_.next, std::memory_order_release);
+        hand_back(head + uint64_t{got} * (n + 1));
         cons_.messages.add(got);
         cons_.words.add(uint64_t{got} * n);
         return got;
@@ -184,12 +163,42 @@ public:
     Doorbell& space_bell() { return space_bell_; }  // senders park here while full
 
 private:
+    // Marks a stored header: a word at a header's place is zero until its message is there.
+    static constexpr uint64_t kPublished = uint64_t{1} << 63;
+
+    // Writes `count` messages reserved from `tail` on and publishes each header in order.
+    void write_run(uint64_t tail, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+        for (uint32_t m = 0; m < count; ++m) {
+            const uint64_t at = tail + uint64_t{m} * (n + 1);
+            // relaxed: published by the header's release store below.
+            for (uint32_t i = 0; i < n; ++i)
+                words_[(at + 1 + i) & mask_].store(payload[size_t{m} * n + i], std::memory_order_relaxed);
+            // release: the payload is visible to a receiver that acquires this header.
+            words_[at & mask_].store(header | kPublished, std::memory_order_release);
+        }
+    }
+
+    // Reads a payload word and leaves zero behind (a later message's header may land there).
+    uint64_t take(uint64_t pos) {
+        Word& w = words_[pos & mask_];
+        const uint64_t v = w.load(std::memory_order_relaxed);  // relaxed: ordered by the header's acquire
+        w.store(0, std::memory_order_relaxed);                 // relaxed: handed back by the release of head
+        return v;
+    }
+
+    void hand_back(uint64_t next) {
+        cons_.next = next;
+        // release: our reads and zeroing of these words happen before a sender that acquires
+        // head reuses them.
+        cons_.head.store(next, std::memory_order_release);
+    }
+
     // True when positions [tail, tail + need) are free: the receiver's head has passed them.
     // A stale `tail` (a sender that lost a race) that is behind head is reloaded; one that is
     // not only errs towards full, and the CAS catches it anyway.
     bool has_room(uint64_t& tail, uint64_t need) {
         // acquire: pairs with the release that stored this copy of head, which carries the
-        // receiver's release of head: its reads of the slots we are about to reuse are done.
+        // receiver's release of head: its reads and zeroing of the words we reuse are done.
         uint64_t head = prod_.head_cache.load(std::memory_order_acquire);
         if (tail >= head && tail + need - head <= capacity()) return true;
         // acquire: pairs with the receiver's release of head (same reason).
@@ -202,22 +211,7 @@ private:
         return tail + need - head <= capacity();
     }
 
-    // Writes `count` messages reserved from `tail` on and publishes each header in order.
-    void write_run(uint64_t tail, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
-        for (uint32_t m = 0; m < count; ++m) {
-            const uint64_t at = tail + uint64_t{m} * (n + 1);
-            for (uint32_t i = 0; i < n; ++i) slots_[(at + 1 + i) & mask_].word = payload[size_t{m} * n + i];
-            Slot& h = slots_[at & mask_];
-            h.word = header;
-            // release: header and payload are visible to a receiver that acquires this sequence.
-            h.seq.store(at + 1, std::memory_order_release);
-        }
-    }
-
-    struct Slot {
-        std::atomic<uint64_t> seq{0};  // position + 1 of the header published here
-        uint64_t word = 0;
-    };
+    using Word = std::atomic<uint64_t>;
     struct alignas(64) Senders {
         std::atomic<uint64_t> tail{0};        // next position to reserve
         std::atomic<uint64_t> head_cache{0};  // a recent value of head, shared by the senders
@@ -232,8 +226,8 @@ private:
     };
 
     const uint64_t mask_;
-    tp::detail::NodeMemory memory_;  // Slot is trivially destructible: freeing the block ends them
-    Slot* const slots_;
+    tp::detail::NodeMemory memory_;  // a Word is trivially destructible: freeing the block ends them
+    Word* const words_;
     Senders prod_;
     Receiver cons_;
     Doorbell data_bell_;
