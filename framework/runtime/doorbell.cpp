@@ -6,6 +6,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 namespace tp {
 
 namespace {
@@ -28,15 +32,24 @@ bool membarrier_ready() {
 }
 }  // namespace
 
+std::atomic<bool> Doorbell::light_failed_{false};
+
 bool Doorbell::make_light() {
-    light_ = membarrier_ready();
+    // A first barrier now: a kernel that registers but then refuses is found before the
+    // threads start, and the doorbell simply stays an ordinary one.
+    light_ = membarrier_ready() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
     return light_;
 }
 
 void Doorbell::heavy_barrier() {
-    // Registered in make_light(); a failure here would leave a producer's store unordered,
-    // so fall back to what a fence can still do on this side.
-    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+    // It worked in make_light(); failing now would leave the ringers' stores unordered. From
+    // here on every ring_light() fences as ring() does (a ringer that skipped its fence just
+    // before this costs at most one park timeout), and this side fences too.
+    if (!light_failed_.exchange(true, std::memory_order_relaxed))  // relaxed: a one-way flag
+        std::fprintf(stderr, "tilepipe: warning: membarrier(PRIVATE_EXPEDITED) failed (%s): fence-free doorbells "
+                             "fall back to fences\n", std::strerror(errno));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void Doorbell::park(std::chrono::microseconds timeout) {

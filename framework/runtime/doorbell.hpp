@@ -34,7 +34,8 @@ public:
     // (the sleeper's re-check sees the data), and one whose load came after it sees the
     // announcement (and wakes the sleeper). On a doorbell that is not light, the same as ring().
     void ring_light() {
-        if (!light_) return ring();
+        // relaxed: a flag set once, read on every ring; see heavy_barrier().
+        if (!light_ || light_failed_.load(std::memory_order_relaxed)) return ring();
         std::atomic_signal_fence(std::memory_order_seq_cst);  // compiler order only: see above
         // relaxed: ordered against the sleeper by its membarrier (see above).
         if (parked_.load(std::memory_order_relaxed) != 0) wake();
@@ -70,6 +71,9 @@ public:
 private:
     void wake();
     static void heavy_barrier();
+    // Set when a membarrier fails at run time: every ringer fences again from then on (and
+    // the failure is logged once), instead of leaving ring_light() unordered.
+    static std::atomic<bool> light_failed_;
     bool light_ = false;
     alignas(64) std::atomic<uint32_t> parked_{0};
     std::atomic<uint64_t> wakeups_{0};
