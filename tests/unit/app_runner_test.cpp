@@ -628,6 +628,29 @@ TEST(AppRunnerFailure, AStageFailingToCloseFailsTheRunAfterEverythingWasDelivere
     expect_accounted(r);
 }
 
+TEST(AppRunnerFailure, AnExceptionThatIsNotAStdExceptionIsTheNodesFailureNamingIt) {
+    const RunReport r = run_yaml(
+        "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 0 }\n"
+        "  - { stage: throw_after, name: boom, packets: 100, not_std: true }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].node, "boom");
+    EXPECT_EQ(r.failures[0].error, "an exception that is not a std::exception");
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AStageClosingWithAnyExceptionAfterItsNodeFailedLetsTheOthersClose) {
+    // A worker's chain is one node: its first stage fails, then the node closes its stages and
+    // the second throws an int from close(); the node's failure stays the first error.
+    const RunReport r = run_yaml(
+        "pipeline:\n  - { stage: synth, count: 0 }\n  - farm:\n      name: fw\n      workers: 1\n      worker:\n"
+        "        - { stage: throw_after, packets: 100, message: first }\n"
+        "        - { stage: throw_after, in_close: true, not_std: true }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].node, "fw.0");
+    EXPECT_EQ(r.failures[0].error, "first");
+    expect_accounted(r);
+}
+
 // A failed start: the stages opened before the one that failed are closed, newest first.
 // close_mark stages append their node's name to a file when closed.
 struct CloseMarks {
