@@ -728,6 +728,25 @@ TEST(AppRunnerFailure, StagesAreClosedOnceWhenTheRunRan) {
     EXPECT_EQ(marks.read(), "first\n");
 }
 
+TEST(AppRunnerFailure, AMapWorkersStagesAreClosedAtTheEndOfTheStream) {
+    const CloseMarks marks;
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n  - map:\n      name: m\n"
+                                 "      workers: 3\n      worker:\n    " + marks.mark("mark") + "  - drop\n");
+    EXPECT_EQ(r.delivered, 1000u);
+    EXPECT_EQ(marks.read(), "mark\nmark\nmark\n") << "once per worker";
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AMapWorkerStageFailingToCloseFailsItsNode) {
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n  - map:\n      name: m\n"
+                                 "      workers: 2\n      worker:\n"
+                                 "        - { stage: throw_after, in_close: true, message: cannot flush }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 2u);
+    for (const auto& f : r.failures) EXPECT_EQ(f.error, "cannot flush") << f.node;
+    EXPECT_EQ(r.delivered, 1000u);
+    expect_accounted(r);
+}
+
 TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPacketItHeld) {
     // Numbers 1, 2, 2: none is in order yet (0 is missing) and 2 arrives twice, which the
     // reorder window refuses. The collector's node fails; the packet it was inserting, the one
