@@ -23,8 +23,8 @@
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/idle_mode.hpp"
-#include "framework/runtime/stop_request.hpp"
 #include "framework/runtime/not_std_exception.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <exception>
 
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stage_chain.hpp"
 #include "framework/runtime/stop_request.hpp"
-#include "framework/runtime/not_std_exception.hpp"
 
 namespace tp {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "framework/runtime/cpu_affinity.hpp"
-#include "framework/runtime/stop_request.hpp"
 #include "framework/runtime/not_std_exception.hpp"
+#include "framework/runtime/stop_request.hpp"
 
 namespace tp {
 
