@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """count_tests.py on a synthetic testlog.json: each distinct case counts once, parameterised
-failures one by one, skipped cases are shown, crashes and non-GoogleTest tests count."""
+failures one by one, skipped cases are shown with their reasons, a skip the expected list does
+not name fails, crashes and non-GoogleTest tests count."""
 import json
 import os
 import subprocess
@@ -46,6 +47,29 @@ CRASHED = """[ RUN      ] Ring.One
 """
 
 
+SKIPS = """[ RUN      ] Placement.HostRuns
+x.cpp:259: Skipped
+needs two CPUs
+
+[  SKIPPED ] Placement.HostRuns (0 ms)
+[ RUN      ] Apps.Tshark
+y.cpp:135: Skipped
+tshark is not installed
+and could not be installed
+
+[  SKIPPED ] Apps.Tshark (1 ms)
+[ RUN      ] Apps.Bare
+[  SKIPPED ] Apps.Bare (0 ms)
+[ RUN      ] Apps.Fine
+[       OK ] Apps.Fine (2 ms)
+[  PASSED  ] 1 test.
+[  SKIPPED ] 3 tests, listed below:
+[  SKIPPED ] Placement.HostRuns
+[  SKIPPED ] Apps.Tshark
+[  SKIPPED ] Apps.Bare
+"""
+
+
 def testlog(*entries):
     return [json.dumps({"name": n, "result": r, "stdout": out}) + "\n" for n, r, out in entries]
 
@@ -78,6 +102,47 @@ class CountTests(unittest.TestCase):
         finally:
             os.unlink(f.name)
         self.assertEqual(out, "release: 2 passed, 3 failed, 1 skipped\n")
+
+
+    def test_skipped_cases_are_named_with_their_reason(self):
+        log = testlog(("apps", "OK", SKIPS), ("install", "SKIP", ""))
+        self.assertEqual(count_tests.skips(log), [
+            ("Placement.HostRuns", "needs two CPUs"),
+            ("Apps.Tshark", "tshark is not installed and could not be installed"),
+            ("Apps.Bare", "no reason given"),
+            ("install", "meson: SKIP (exit status 77)"),
+        ])
+
+    def run_with_expected(self, expected):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.writelines(testlog(("apps", "OK", SKIPS)))
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as e:
+            e.write(expected)
+        try:
+            return subprocess.run([sys.executable, count_tests.__file__, "release", f.name, e.name],
+                                  capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+            os.unlink(e.name)
+
+    def test_a_skip_not_in_the_expected_list_is_a_failure_and_every_skip_is_printed(self):
+        r = self.run_with_expected("# comment\nPlacement.*\tneeds two CPUs  # a one-CPU host\nApps.Bare\t*\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "release: 1 passed, 1 failed, 2 skipped\n")
+        lines = r.stderr.splitlines()
+        self.assertEqual(lines[0], "release: skipped Placement.HostRuns: needs two CPUs")
+        self.assertTrue(lines[1].startswith("release: skipped Apps.Tshark: tshark is not installed and could not be "
+                                            "installed (not expected: a failure;"), lines[1])
+        self.assertEqual(lines[2], "release: skipped Apps.Bare: no reason given")
+
+    def test_an_expected_name_skipped_for_another_reason_is_a_failure(self):
+        r = self.run_with_expected("Placement.HostRuns\tneeds four CPUs\nApps.*\t*\n")
+        self.assertEqual(r.stdout, "release: 1 passed, 1 failed, 2 skipped\n")
+
+    def test_a_malformed_expected_list_is_an_error_naming_its_line(self):
+        r = self.run_with_expected("Placement.HostRuns needs two CPUs\n")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(":1: expected NAME<TAB>REASON", r.stderr)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@
 #include "framework/channel/transport_ring.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/doorbell.hpp"
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/wait_policy.hpp"
 #include "tilepipe/accelerator.hpp"
 
@@ -213,7 +214,7 @@ struct AcceleratorCore::Impl {
                 fail(i, e.what());
                 return;
             } catch (...) {
-                fail(i, "an exception not derived from std::exception");
+                fail(i, kNotStdException);
                 return;
             }
             // Never short: at most L tasks are outstanding per worker and `out` holds L.

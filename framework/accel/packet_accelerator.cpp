@@ -21,6 +21,7 @@
 #include "framework/accel/packet_link.hpp"
 #include "framework/builder/app_state.hpp"
 #include "framework/builder/run_steps.hpp"
+#include "framework/runtime/not_std_exception.hpp"
 
 namespace tp {
 
@@ -118,6 +119,9 @@ PacketAccelerator::PacketAccelerator(const AppBuilder& app, Runtime& runtime)
         } catch (const std::exception& e) {
             s.run_error = std::current_exception();
             s.failure = std::string("the app failed: ") + e.what();
+        } catch (...) {
+            s.run_error = std::current_exception();
+            s.failure = std::string("the app failed: ") + kNotStdException;
         }
         s.ended.store(true, std::memory_order_release);  // after report, failure, run_error
     });

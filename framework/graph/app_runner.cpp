@@ -23,6 +23,7 @@
 #include "framework/metrics/port_tx.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/idle_mode.hpp"
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
@@ -51,7 +52,6 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
 AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 
 AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
-    const AppGraph& g = plan_.graph;
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
     scheduler_ = std::make_unique<Scheduler>(thread_cpus, idle_backoff(app_.idle, plan_.oversubscribed()));
 
@@ -61,6 +61,19 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     if (memory_.bind)
         for (size_t i = 0; i < pools_.size(); ++i) note_bound(bind_mempool(pools_[i]->get(), memory_.pools[i]));
 
+    // A start that fails past the first open() closes what opened (newest first) before the
+    // members go: files flush and readers join before PendingOutputs removes the files.
+    try {
+        start_stages();
+    } catch (...) {
+        close_opened();
+        throw;
+    }
+    if (unplaced_ > 1) spdlog::warn("memory: {} of {} areas are not placed (the first one's reason above)", unplaced_, bound_.size());
+}
+
+void AppRunner::start_stages() {
+    const AppGraph& g = plan_.graph;
     unsigned source_port = 0;
     std::map<const NodeConfig*, uint8_t> port_of_source;  // a farm's sources share one port id
     std::vector<std::vector<Stage*>> chains(g.nodes.size());
@@ -86,7 +99,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
                                              " sources (the descriptor's input port)");
                 env.port = it->second;
             }
-            st.open(env);
+            open_stage(instances_.back(), env);
             chains[n].push_back(&st);
         }
     }
@@ -143,9 +156,43 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
         tasks_.push_back(make_task(n, chains[n]));
         scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
     }
-    if (unplaced_ > 1) spdlog::warn("memory: {} of {} areas are not placed (the first one's reason above)", unplaced_, bound_.size());
     // Every stage opened and every channel exists: the outputs take their names now.
     outputs_->commit();
+}
+
+std::string AppRunner::stage_name(const Instance& in) const {
+    const std::string& node = plan_.graph.nodes[in.node].name;
+    const std::string& name = in.config->name;
+    const std::string kind = in.config->stage->name == name ? "" : " (" + in.config->stage->name + ")";
+    return node == name ? "stage '" + name + "'" + kind : "stage '" + name + "'" + kind + " of node '" + node + "'";
+}
+
+void AppRunner::open_stage(Instance& in, StageEnv& env) {
+    try {
+        in.stage->open(env);
+    } catch (const LocatedError&) {
+        throw;  // it names its place (a parameter, a line of a file the stage reads)
+    } catch (const std::exception& e) {
+        throw LocatedError(in.config->where, stage_name(in) + " failed to open: " + e.what());
+    } catch (...) {
+        throw LocatedError(in.config->where, stage_name(in) + " failed to open: " + std::string(kNotStdException));
+    }
+    ++opened_;
+}
+
+void AppRunner::close_opened() noexcept {
+    // Newest first, as a stage may rely on one opened before it; a failure here is logged and
+    // the others still close (the error that ended the start is the one reported).
+    while (opened_ != 0) {
+        const Instance& in = instances_[--opened_];
+        try {
+            in.stage->close();
+        } catch (const std::exception& e) {
+            spdlog::error("{} failed to close: {}", stage_name(in), e.what());
+        } catch (...) {
+            spdlog::error("{} failed to close: {}", stage_name(in), kNotStdException);
+        }
+    }
 }
 
 void AppRunner::note_bound(std::vector<BoundArea> areas) {
@@ -208,6 +255,8 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
 }
 
 AppRunner::~AppRunner() {
+    // Tiles close their stages as the stream ends; a runner that never ran closes them here.
+    if (!ran_) close_opened();
     scheduler_->join();
     // Stages go first: they may hold mbufs of the pools (templates, tables).
     tasks_.clear();
@@ -330,6 +379,7 @@ EmitPlan AppRunner::emit_plan() const {
 RunReport AppRunner::run(const RunOptions& opts) {
     using clock = std::chrono::steady_clock;
     const auto wall_start = std::chrono::system_clock::now();
+    ran_ = true;
     scheduler_->start();
     started_at_.store(scheduler_->start_time().time_since_epoch().count(), std::memory_order_release);
     auto next_report = scheduler_->start_time() + opts.progress_after;

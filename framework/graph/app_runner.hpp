@@ -85,6 +85,13 @@ private:
         uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
     };
     TrafficClock traffic_clock() const;
+    // The constructor's second half: opens the stages, makes the channels and tasks.
+    void start_stages();
+    // Opens one stage; an error becomes a LocatedError naming the stage and its node.
+    void open_stage(Instance& in, StageEnv& env);
+    // Closes the first `opened_` stages, newest first, logging what their close() throws.
+    void close_opened() noexcept;
+    std::string stage_name(const Instance& in) const;
     ProgressSample progress_sample() const;
     EmitPlan emit_plan() const;
     // `live`: while tiles may run, so only what they publish with relaxed atomics, and the
@@ -111,6 +118,8 @@ private:
     std::unique_ptr<Task> make_task(size_t node, std::vector<Stage*> chain);
 
     std::vector<Instance> instances_;
+    size_t opened_ = 0;  // instances_[0, opened_) are open and not closed by the runner
+    bool ran_ = false;   // run() started the tiles: they close the stages
     std::unique_ptr<AppNetworks> networks_;  // what the udn links run on; outlives them
     std::vector<Link> links_;
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)

@@ -78,6 +78,8 @@ void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn
                 error.offer(std::current_exception());
             } catch (const std::exception& e) {
                 error.offer(std::make_exception_ptr(Error(rank, "rank function", e.what())));
+            } catch (...) {  // anything else would end the process from this thread
+                error.offer(std::make_exception_ptr(Error(rank, "rank function", "an exception that is not a std::exception")));
             }
             // release: what this rank pushed is visible to a peer that sees it finished.
             shared.flags[r].finished.store(true, std::memory_order_release);

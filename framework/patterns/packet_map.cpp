@@ -1,7 +1,10 @@
 #include "framework/patterns/packet_map.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/stage_chain.hpp"
 
 namespace tp {
@@ -113,6 +116,7 @@ bool MapWorkerTask::poll() {
     if (!in_->try_recv(idx)) {
         if (!in_->closed()) return progress;
         if (!in_->try_recv(idx)) {  // closed and drained: the end goes down the tree
+            close_chain();
             for (auto* c : children_) c->close();
             collector_->close();
             done_ = true;
@@ -144,6 +148,24 @@ bool MapWorkerTask::poll() {
     const auto to_collector = static_cast<uint32_t>(children_.size());
     if (!collector_->try_send(idx)) unsent_.push_back(to_collector);
     return true;
+}
+
+void MapWorkerTask::close_chain() {
+    // Every stage closes (flushes, releases what it holds), also after a failure; the first
+    // error is the node's failure unless it failed already, later ones are logged.
+    for (Stage* s : chain_) {
+        std::string error;
+        try {
+            s->close();
+        } catch (const std::exception& e) {
+            error = e.what();
+        } catch (...) {
+            error = kNotStdException;
+        }
+        if (error.empty()) continue;
+        if (!failed()) record_failure(error);
+        else spdlog::error("closing a stage after the failure: {}", error);
+    }
 }
 
 bool MapWorkerTask::poll_failed() {

@@ -91,6 +91,7 @@ public:
     bool poll_cut() override { return poll(); }
 
 private:
+    void close_chain();  // at the end of the stream
     MapTaskSlots& slots_;
     uint32_t w_;
     Burst part_;                    // this worker's share while its chain runs

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stage_chain.hpp"
 #include "framework/runtime/stop_request.hpp"
@@ -267,6 +268,8 @@ bool NodeTask::poll_failed() {
                 close_stages();
             } catch (const std::exception& e) {
                 spdlog::error("closing a stage after the failure: {}", e.what());
+            } catch (...) {
+                spdlog::error("closing a stage after the failure: {}", kNotStdException);
             }
         }
         for (auto* out : s_.outputs) out->close();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/stop_request.hpp"
 
 namespace tp {
@@ -35,7 +36,7 @@ bool poll_task(Task& task) {
     } catch (const std::exception& e) {
         task.record_failure(e.what());
     } catch (...) {
-        task.record_failure("unknown exception");
+        task.record_failure(kNotStdException);
     }
     request_stop();
     return true;
@@ -143,6 +144,8 @@ size_t Scheduler::finish_cut() {
                 task->poll_cut();
             } catch (const std::exception& e) {
                 task->record_failure(e.what());
+            } catch (...) {
+                task->record_failure(kNotStdException);
             }
         }
         std::erase_if(tasks, [](const Task* task) { return task->finished(); });

@@ -124,6 +124,31 @@ TEST(ExitStatus, AStageThatThrowsFailsTheRunWithItsNodeAndErrorAndAnExactReport)
     EXPECT_EQ(r.report["failures"][0]["error"], "table corrupt");
 }
 
+TEST(ExitStatus, AStageThatFailsToOpenFailsTheStartNamingItClosingEarlierStagesAndRemovingTheirOutputs) {
+    const std::string alerts = tmp_path("open-alerts.jsonl"), marks = tmp_path("open-marks");
+    std::ofstream(alerts) << "an earlier run's alerts\n";
+    fs::remove(marks);
+    const std::string conf = app_file(
+        "open.yaml", "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n"
+                     "  - { stage: payload_match, patterns: '" + source_root() + "/conf/data/ids.patterns', alerts: '" + alerts + "' }\n"
+                     "  - { stage: close_mark, name: mark, file: '" + marks + "' }\n"
+                     "  - { stage: throw_after, name: boom, in_open: true, message: table missing }\n  - drop\n");
+    const RunOutcome r = run_with_report(faulty_bin(), conf);
+    fs::remove(conf);
+    EXPECT_EQ(r.result.status, 1) << r.result.err;
+    EXPECT_NE(r.result.err.find("tilepipe: " + conf + ":6:14: stage 'boom' (throw_after) failed to open: table missing\n"),
+              std::string::npos)
+        << r.result.err;
+    EXPECT_TRUE(r.report.is_discarded()) << "no run, no report";
+    EXPECT_EQ(read_file(marks), "mark\n") << "the stage opened before it was closed";
+    EXPECT_EQ(read_file(alerts), "an earlier run's alerts\n") << "a failed start leaves an earlier output alone";
+    for (const auto& e : fs::directory_iterator(fs::path(alerts).parent_path()))
+        EXPECT_EQ(e.path().filename().string().find(fs::path(alerts).filename().string() + ".tilepipe-"), std::string::npos)
+            << "a temporary output was left behind: " << e.path();
+    fs::remove(alerts);
+    fs::remove(marks);
+}
+
 TEST(ExitStatus, APacketFreedWithoutACountIsExitStatusThree) {
     const std::string conf = app_file("vanish.yaml",
                                       "pipeline:\n  - { stage: synth, count: 1000 }\n  - { stage: vanish, every: 100 }\n  - drop\n");

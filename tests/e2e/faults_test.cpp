@@ -234,104 +234,73 @@ TEST(Faults, AChaosStallNamingNoNodeIsRefusedWithTheNodesThereAre) {
         << r.err;
 }
 
-// A small tmpfs of the test's own (root only: mounting needs it), unmounted at the end.
-class SmallDisk {
-public:
-    explicit SmallDisk(const std::string& size) {
-        fs::create_directories(dir_);
-        if (geteuid() != 0) {
-            why_ = "mounting a small tmpfs needs root";
-            return;
-        }
-        const CommandResult r = run_command("mount -t tmpfs -o size=" + size + " tmpfs '" + dir_ + "'");
-        if (r.status != 0) why_ = "cannot mount a tmpfs here: " + r.err;
-        mounted_ = r.status == 0;
-    }
-    ~SmallDisk() {
-        if (mounted_) run_command("umount '" + dir_ + "'");
-        fs::remove_all(dir_);
-    }
-    const std::string& skip_reason() const { return why_; }
-    std::string path(const std::string& name) const { return dir_ + "/" + name; }
-    // Leaves `room` bytes free.
-    void fill_but(uint64_t room) const {
-        const fs::space_info sp = fs::space(dir_);
-        std::ofstream(path("filler"), std::ios::binary) << std::string(sp.available - room, '\0');
-    }
-
-private:
-    std::string dir_ = tmp_path("disk");
-    std::string why_;
-    bool mounted_ = false;
-};
-
+// A disk that fills: the run may grow any file to `room` bytes and no further
+// (run_command_with_file_limit: RLIMIT_FSIZE, no root and no file system of the test's own,
+// so these tests run everywhere). The write that does not fit fails, partly written first,
+// with EFBIG ("File too large") where a full disk says ENOSPC: the same failed write to the
+// stage. Every other output of the run goes to /dev/null or a pipe (the report: `--json -`).
 struct FailedRun {
     CommandResult result;
     nlohmann::json report;
 };
 
-FailedRun run_with_report(const std::string& args) {
-    const std::string json = tmp_path("fail.json");
+FailedRun run_on_full_disk(const std::string& args, uint64_t room) {
     FailedRun r;
-    r.result = tilepipe(args + " --quiet --json " + json);
-    r.report = nlohmann::json::parse(read_file(json), nullptr, false);
-    fs::remove(json);
+    r.result = run_command_with_file_limit(
+        "cd '" + source_root() + "' && exec '" + tilepipe_bin() + "' " + args + " --quiet --json -", room);
+    r.report = nlohmann::json::parse(r.result.out, nullptr, false);
     return r;
 }
+
+const std::string kFull = "File too large";
 
 bool ends_with_whole_line(const std::string& text) { return text.empty() || text.back() == '\n'; }
 
 TEST(Faults, ACaptureOutputOnADiskThatFillsFailsTheRunNamingTheFileAndKeepsEveryPacketCounted) {
-    const SmallDisk disk("256k");
-    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
-    const std::string out = disk.path("fw.pcap");
-    const FailedRun r = run_with_report("run conf/firewall.yaml --loop 3 --set pcap_out.file=" + out +
-                                        " --set flow_table.export=" + tmp_path("flows.csv"));
-    fs::remove(tmp_path("flows.csv"));
+    const std::string out = tmp_path("fw.pcap");
+    const FailedRun r = run_on_full_disk("run conf/firewall.yaml --loop 3 --set pcap_out.file=" + out +
+                                         " --set flow_table.export=/dev/null", 256 << 10);
     EXPECT_EQ(r.result.status, 1) << r.result.err;
-    EXPECT_NE(r.result.err.find("tilepipe: node 'pcap_out' failed: cannot write capture '" + out + "': No space left on device"),
+    EXPECT_NE(r.result.err.find("tilepipe: node 'pcap_out' failed: cannot write capture '" + out + "': " + kFull),
               std::string::npos)
         << r.result.err;
     expect_exact(r.report);
     EXPECT_GT(r.report["drops"].get<uint64_t>(), 0u);
+    EXPECT_LE(fs::file_size(out), uintmax_t{256} << 10);
     // What the file holds is whole: tcpdump reads every packet the report says it wrote.
     const TcpdumpView td = tcpdump_view(out);
     EXPECT_EQ(td.status, 0);
     EXPECT_EQ(uint64_t(td.packets), r.report["delivered"].get<uint64_t>());
+    fs::remove(out);
 }
 
 TEST(Faults, AFlowExportOnAFullDiskFailsTheRunNamingTheFileAndEndsWithAWholeLine) {
-    const SmallDisk disk("256k");
-    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
-    disk.fill_but(6000);
-    const std::string csv = disk.path("flows.csv");
-    const FailedRun r = run_with_report("run conf/firewall.yaml --loop 3 --set flow_table.export=" + csv +
-                                        " --set pcap_out.file=" + tmp_path("fw.pcap"));
-    fs::remove(tmp_path("fw.pcap"));
+    const std::string csv = tmp_path("flows.csv");
+    const FailedRun r = run_on_full_disk("run conf/firewall.yaml --loop 3 --set flow_table.export=" + csv +
+                                         " --set pcap_out.file=/dev/null", 6000);
     EXPECT_EQ(r.result.status, 1) << r.result.err;
-    EXPECT_NE(r.result.err.find("failed: cannot write '" + csv + "': No space left on device"), std::string::npos)
-        << r.result.err;
+    EXPECT_NE(r.result.err.find("failed: cannot write '" + csv + "': " + kFull), std::string::npos) << r.result.err;
     expect_exact(r.report);
     const std::string text = read_file(csv);
+    fs::remove(csv);
     EXPECT_GT(text.size(), 0u);
+    EXPECT_LE(text.size(), 6000u);
     EXPECT_TRUE(ends_with_whole_line(text)) << "...'" << text.substr(text.size() - std::min<size_t>(text.size(), 60)) << "'";
 }
 
 TEST(Faults, AnAlertLogOnAFullDiskFailsTheRunNamingTheFileAndHoldsOnlyWholeJsonLines) {
-    const SmallDisk disk("256k");
-    if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
-    disk.fill_but(6000);
-    const std::string log = disk.path("alerts.jsonl");
-    const FailedRun r = run_with_report("run conf/ids.yaml --loop 20 --set payload_match.alerts=" + log +
-                                        " --set pcap_out.file=" + tmp_path("alerts.pcap"));
-    fs::remove(tmp_path("alerts.pcap"));
+    const std::string log = tmp_path("alerts.jsonl");
+    const FailedRun r = run_on_full_disk("run conf/ids.yaml --loop 20 --set payload_match.alerts=" + log +
+                                         " --set pcap_out.file=/dev/null", 6000);
     EXPECT_EQ(r.result.status, 1) << r.result.err;
-    EXPECT_NE(r.result.err.find("tilepipe: node 'payload_match' failed: cannot write '" + log + "': No space left on device"),
+    EXPECT_NE(r.result.err.find("tilepipe: node 'payload_match' failed: cannot write '" + log + "': " + kFull),
               std::string::npos)
         << r.result.err;
     expect_exact(r.report);
     const std::string text = read_file(log);
+    fs::remove(log);
     ASSERT_GT(text.size(), 0u);
+    EXPECT_LE(text.size(), 6000u);
     EXPECT_TRUE(ends_with_whole_line(text));
     std::istringstream lines(text);
     std::string line;

@@ -3,7 +3,10 @@
 // stage throws, loses a packet without counting it, or keeps mbufs it was given.
 //
 //   throw_after  processor: throws `message` on the burst that would pass packet `packets`
-//                (before touching it), or from close() when `in_close` is set
+//                (before touching it), or from open() or close() when `in_open` or `in_close`
+//                is set; with `not_std` it throws an int instead (no std::exception to name it)
+//   close_mark   processor: passes everything; close() appends the node's name and a newline
+//                to `file`, so a test sees which stages were closed and in what order
 //   vanish       processor: frees every `every`-th packet without counting a drop
 //   hold         sink: counts every packet delivered but keeps its mbuf until destroyed
 //   refuse       sink: drops every `every`-th packet as `refused` (a full TX ring, a failed
@@ -13,6 +16,7 @@
 #include <rte_mbuf.h>
 
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -29,20 +33,43 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
     explicit ThrowAfter(const ParamValues& p)
         : Stage(kKind), after_(p.get_uint("packets")), message_(p.get_string("message")),
-          in_close_(p.get_bool("in_close")) {}
+          in_open_(p.get_bool("in_open")), in_close_(p.get_bool("in_close")), not_std_(p.get_bool("not_std")) {}
+    void open(StageEnv&) override {
+        if (in_open_) fail();
+    }
     void process(Burst& b) override {
-        if (!in_close_ && seen_ + b.n > after_) throw std::runtime_error(message_);
+        if (!in_open_ && !in_close_ && seen_ + b.n > after_) fail();
         seen_ += b.n;
     }
     void close() override {
-        if (in_close_) throw std::runtime_error(message_);
+        if (in_close_) fail();
     }
 
 private:
+    [[noreturn]] void fail() const {
+        if (not_std_) throw 42;
+        throw std::runtime_error(message_);
+    }
     uint64_t after_;
     std::string message_;
-    bool in_close_;
+    bool in_open_, in_close_, not_std_;
     uint64_t seen_ = 0;
+};
+
+class CloseMark final : public Stage {
+public:
+    static constexpr StageKind kKind = StageKind::Processor;
+    explicit CloseMark(const ParamValues& p) : Stage(kKind), file_(p.get_string("file")) {}
+    void open(StageEnv& env) override { name_ = env.node_name; }
+    void process(Burst&) override {}
+    void close() override {
+        std::ofstream out(file_, std::ios::app);
+        out << name_ << '\n';
+        if (!out.flush()) throw std::runtime_error("cannot append to " + file_);
+    }
+
+private:
+    std::string file_, name_;
 };
 
 class Vanish final : public Stage {
@@ -113,7 +140,11 @@ private:
 TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or when closed",
                param<uint64_t>("packets", 0, "packets passed before the burst it throws on"),
                param<std::string>("message", "deliberate failure", "the exception's text"),
-               param<bool>("in_close", false, "throw from close() instead"));
+               param<bool>("in_open", false, "throw from open() instead"),
+               param<bool>("in_close", false, "throw from close() instead"),
+               param<bool>("not_std", false, "throw an int rather than a std::exception"));
+TILEPIPE_STAGE(CloseMark, "close_mark", "test: passes everything; close() appends the node's name to a file",
+               param<std::string>("file", "", "the file close() appends to"));
 TILEPIPE_STAGE(Vanish, "vanish", "test: frees every N-th packet without counting it",
                param<uint64_t>("every", 10, "one packet in this many vanishes"));
 TILEPIPE_STAGE(Hold, "hold", "test: a sink that keeps the mbufs it is given until destroyed");

@@ -1,8 +1,13 @@
 // Test support: run a command line, capture its exit status, stdout and stderr.
 #pragma once
 
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdint>
 
 #include <array>
 #include <cstdio>
@@ -41,6 +46,55 @@ inline CommandResult run_command(const std::string& cmd) {
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r.err = read_file(err_path);
     std::remove(err_path);
+    return r;
+}
+
+// Runs `cmd` through /bin/sh with every regular file it writes held to `max_file_bytes`
+// (RLIMIT_FSIZE, set in the child before exec): a write past that fails with EFBIG ("File too
+// large") as one on a full disk fails with ENOSPC, partial first, without root or a file
+// system of the test's own. SIGXFSZ is ignored there, so the write returns the error instead
+// of killing the process. stdout and stderr are pipes, which the limit does not touch.
+inline CommandResult run_command_with_file_limit(const std::string& cmd, uint64_t max_file_bytes) {
+    CommandResult r;
+    int out[2], err[2];
+    if (pipe(out) != 0) return r;
+    if (pipe(err) != 0) {
+        close(out[0]), close(out[1]);
+        return r;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const rlimit lim{max_file_bytes, max_file_bytes};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(126);
+        signal(SIGXFSZ, SIG_IGN);  // kept across exec
+        dup2(out[1], 1), dup2(err[1], 2);
+        close(out[0]), close(out[1]), close(err[0]), close(err[1]);
+        execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(out[1]), close(err[1]);
+    // Both pipes at once: a child blocked on a full stderr pipe would never close stdout.
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* to[2] = {&r.out, &r.err};
+    for (int open_pipes = 2; open_pipes > 0 && pid > 0;) {
+        if (poll(fds, 2, -1) < 0) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            char buf[4096];
+            const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                to[i]->append(buf, static_cast<size_t>(n));
+            } else {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_pipes;
+            }
+        }
+    }
+    for (const pollfd& f : fds)
+        if (f.fd >= 0) close(f.fd);
+    int st = 0;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid) r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return r;
 }
 

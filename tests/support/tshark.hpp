@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +31,28 @@ inline bool tshark_available() {
     return available;
 }
 
+// tshark's `-z conv,tcp -z conv,udp` on `file` (`tunnels` false disables the tunnel
+// dissectors), run once per process for the same file as it is now: a capture's tables are read
+// for both their counts and their rows, and tshark takes seconds to start. A file written again
+// (a test's output) differs in size or modification time. Tests run on one thread
+// (GoogleTest's), so the cache needs no lock.
+inline const CommandResult& tshark_conversation_run(const std::string& file, bool tunnels) {
+    std::string cmd = "tshark -n -q -z conv,tcp -z conv,udp";
+    if (!tunnels)
+        for (const char* d : kTunnelDissectors) cmd += std::string(" --disable-protocol ") + d;
+    cmd += " -r '" + file + "'";
+    struct stat st {};
+    const std::string key = stat(file.c_str(), &st) == 0 ? cmd + " " + std::to_string(st.st_size) + " " +
+                                                               std::to_string(st.st_mtim.tv_sec) + "." +
+                                                               std::to_string(st.st_mtim.tv_nsec)
+                                                         : std::string();
+    static std::map<std::string, CommandResult> done;
+    if (key.empty()) return done[""] = run_command(cmd);  // not cached: no such file
+    auto it = done.find(key);
+    if (it == done.end()) it = done.emplace(key, run_command(cmd)).first;
+    return it->second;
+}
+
 struct FlowCounts {
     long tcp = 0;
     long udp = 0;
@@ -38,10 +61,7 @@ struct FlowCounts {
 // Conversations in tshark's `-z conv,tcp` and `-z conv,udp` tables, from one run; `tunnels`
 // false disables the tunnel dissectors.
 inline FlowCounts tshark_conversations(const std::string& file, bool tunnels) {
-    std::string cmd = "tshark -n -q -z conv,tcp -z conv,udp";
-    if (!tunnels)
-        for (const char* d : kTunnelDissectors) cmd += std::string(" --disable-protocol ") + d;
-    const CommandResult r = run_command(cmd + " -r '" + file + "'");
+    const CommandResult& r = tshark_conversation_run(file, tunnels);
     FlowCounts c;
     long* table = nullptr;
     std::istringstream lines(r.out);
@@ -71,10 +91,7 @@ inline std::string conversation_key(const std::string& proto, const std::string&
 // tshark's `-z conv,tcp` and `-z conv,udp` tables, row by row; `tunnels` false disables the
 // tunnel dissectors.
 inline Conversations tshark_conversation_table(const std::string& file, bool tunnels) {
-    std::string cmd = "tshark -n -q -z conv,tcp -z conv,udp";
-    if (!tunnels)
-        for (const char* d : kTunnelDissectors) cmd += std::string(" --disable-protocol ") + d;
-    const CommandResult r = run_command(cmd + " -r '" + file + "'");
+    const CommandResult& r = tshark_conversation_run(file, tunnels);
     EXPECT_EQ(r.status, 0) << r.err;
     Conversations table;
     std::string proto;

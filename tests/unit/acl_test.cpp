@@ -295,8 +295,17 @@ TEST_F(AclTest, AMissingRulesFileIsReportedWhereTheUserNamedIt) {
 
 TEST_F(AclTest, ABadRulesFileIsRefusedAtOpenNotAtConstruction) {
     // Construction takes parameters only; the file is read by open(), before any traffic.
-    const ParamValues p = params_for("acl", {{"rules", write("nonsense")}});
-    EXPECT_NO_THROW(Acl{p});
+    const std::string path = write("nonsense");
+    const ParamValues p = params_for("acl", {{"rules", path}});
+    std::unique_ptr<Acl> a;
+    ASSERT_NO_THROW(a = std::make_unique<Acl>(p));
+    StageEnv env;
+    try {
+        a->open(env);
+        FAIL() << "a rules file of nonsense opened";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()), path + ":1: unknown action 'nonsense' (expected permit, deny, count or mark N)");
+    }
 }
 
 TEST_F(AclTest, TheMemoryTheClassifiersNeedIsEstimatedFromTheRuleCount) {

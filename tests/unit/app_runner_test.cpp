@@ -628,6 +628,125 @@ TEST(AppRunnerFailure, AStageFailingToCloseFailsTheRunAfterEverythingWasDelivere
     expect_accounted(r);
 }
 
+TEST(AppRunnerFailure, AnExceptionThatIsNotAStdExceptionIsTheNodesFailureNamingIt) {
+    const RunReport r = run_yaml(
+        "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 0 }\n"
+        "  - { stage: throw_after, name: boom, packets: 100, not_std: true }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].node, "boom");
+    EXPECT_EQ(r.failures[0].error, "an exception that is not a std::exception");
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AStageClosingWithAnyExceptionAfterItsNodeFailedLetsTheOthersClose) {
+    // A worker's chain is one node: its first stage fails, then the node closes its stages and
+    // the second throws an int from close(); the node's failure stays the first error.
+    const RunReport r = run_yaml(
+        "pipeline:\n  - { stage: synth, count: 0 }\n  - farm:\n      name: fw\n      workers: 1\n      worker:\n"
+        "        - { stage: throw_after, packets: 100, message: first }\n"
+        "        - { stage: throw_after, in_close: true, not_std: true }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].node, "fw.0");
+    EXPECT_EQ(r.failures[0].error, "first");
+    expect_accounted(r);
+}
+
+// A failed start: the stages opened before the one that failed are closed, newest first.
+// close_mark stages append their node's name to a file when closed.
+struct CloseMarks {
+    std::string path = "/tmp/tp_runner_close_marks_" + std::to_string(getpid());
+    CloseMarks() { std::remove(path.c_str()); }
+    ~CloseMarks() { std::remove(path.c_str()); }
+    std::string mark(const std::string& name) const {
+        return "  - { stage: close_mark, name: " + name + ", file: '" + path + "' }\n";
+    }
+    std::string read() const {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+};
+
+std::string start_error(const std::string& yaml) {
+    try {
+        AppConfig app = parse_app_config(yaml, "test.yaml");
+        AppRunner runner(app);
+    } catch (const LocatedError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "the runner started";
+    return "";
+}
+
+TEST(AppRunnerFailure, AStageFailingToOpenIsNamedAndTheStagesOpenedBeforeItAreClosedNewestFirst) {
+    const CloseMarks marks;
+    const std::string error = start_error(
+        "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n" + marks.mark("first") +
+        marks.mark("second") + "  - { stage: throw_after, name: boom, in_open: true, message: no table }\n" +
+        marks.mark("after") + "  - drop\n");
+    EXPECT_EQ(error, "test.yaml:6:14: stage 'boom' (throw_after) failed to open: no table");
+    EXPECT_EQ(marks.read(), "second\nfirst\n") << "'after' never opened, so it is not closed";
+}
+
+TEST(AppRunnerFailure, AStageOfAWorkerChainFailingToOpenIsNamedWithItsNode) {
+    const std::string error = start_error(
+        "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n"
+        "  - farm:\n      name: fw\n      workers: 2\n      worker:\n        - pass\n"
+        "        - { stage: throw_after, in_open: true, not_std: true }\n  - drop\n");
+    EXPECT_NE(error.find("stage 'throw_after' of node 'fw.0' failed to open: an exception that is not a std::exception"),
+              std::string::npos)
+        << error;
+}
+
+TEST(AppRunnerFailure, AStageFailingToCloseAfterAFailedStartDoesNotKeepTheOthersOpen) {
+    const CloseMarks marks;
+    const std::string error = start_error(
+        "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n" + marks.mark("first") +
+        "  - { stage: throw_after, name: stuck, in_close: true, message: cannot flush }\n" + marks.mark("second") +
+        "  - { stage: throw_after, name: boom, in_open: true, message: no table }\n  - drop\n");
+    EXPECT_NE(error.find("stage 'boom' (throw_after) failed to open: no table"), std::string::npos)
+        << "the open failure is the one reported: " << error;
+    EXPECT_EQ(marks.read(), "second\nfirst\n");
+}
+
+TEST(AppRunnerFailure, ARunnerThatNeverRanClosesItsStages) {
+    const CloseMarks marks;
+    {
+        AppConfig app = parse_app_config("runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n" +
+                                             marks.mark("first") + marks.mark("second") + "  - drop\n",
+                                         "test.yaml");
+        AppRunner runner(app);
+        EXPECT_EQ(marks.read(), "");
+    }
+    EXPECT_EQ(marks.read(), "second\nfirst\n");
+}
+
+TEST(AppRunnerFailure, StagesAreClosedOnceWhenTheRunRan) {
+    const CloseMarks marks;
+    const RunReport r = run_yaml("runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n" +
+                                 marks.mark("first") + "  - drop\n");
+    EXPECT_EQ(r.delivered, 100u);
+    EXPECT_EQ(marks.read(), "first\n");
+}
+
+TEST(AppRunnerFailure, AMapWorkersStagesAreClosedAtTheEndOfTheStream) {
+    const CloseMarks marks;
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n  - map:\n      name: m\n"
+                                 "      workers: 3\n      worker:\n    " + marks.mark("mark") + "  - drop\n");
+    EXPECT_EQ(r.delivered, 1000u);
+    EXPECT_EQ(marks.read(), "mark\nmark\nmark\n") << "once per worker";
+    expect_accounted(r);
+}
+
+TEST(AppRunnerFailure, AMapWorkerStageFailingToCloseFailsItsNode) {
+    const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000 }\n  - map:\n      name: m\n"
+                                 "      workers: 2\n      worker:\n"
+                                 "        - { stage: throw_after, in_close: true, message: cannot flush }\n  - drop\n");
+    ASSERT_EQ(r.failures.size(), 2u);
+    for (const auto& f : r.failures) EXPECT_EQ(f.error, "cannot flush") << f.node;
+    EXPECT_EQ(r.delivered, 1000u);
+    expect_accounted(r);
+}
+
 TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPacketItHeld) {
     // Numbers 1, 2, 2: none is in order yet (0 is missing) and 2 arrives twice, which the
     // reorder window refuses. The collector's node fails; the packet it was inserting, the one

@@ -312,6 +312,15 @@ TEST(MpP2p, WaitingOnAFinishedRankIsAnErrorNotAHang) {
     EXPECT_NE(e.find("rank 1: recv: waiting for a message from rank 2, which has finished"), std::string::npos) << e;
 }
 
+TEST(MpP2p, AnExceptionOfAnyTypeInARankIsAnErrorNamingTheRank) {
+    // Not a std::exception: without a catch-all it would leave the rank's thread and end the
+    // process. The other ranks finish, the error names the one that threw.
+    const std::string e = error_of(ranks(3), [](Comm& c) {
+        if (c.rank() == 2) throw 42;
+    });
+    EXPECT_EQ(e, "rank 2: rank function: an exception that is not a std::exception");
+}
+
 TEST(MpP2p, ARequestNeverWaitedIsReported) {
     const std::string e = error_of(ranks(2), [](Comm& c) {
         int v = 0;
