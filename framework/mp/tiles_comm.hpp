@@ -93,6 +93,9 @@ public:
     // The most bytes a sendrecv_replace ever held staged at once on this rank (its ring holds
     // options.replace_buffer; tests check the bound).
     size_t replace_peak_bytes() const { return replace_peak_; }
+    // Parks of this rank that slept out the park timeout (nobody rang it): with every wake-up
+    // delivered, only a peer that is busy elsewhere for that long causes one.
+    uint64_t park_timeouts() const { return bell_->park_timeouts(); }
 
 protected:
     void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;

@@ -5,8 +5,9 @@
 // Ranks are placed by the topology's placement (`linear` by default, so with `epiphany16`
 // 16 ranks fill the 4x4 mesh row by row and a 4x4 Cartesian grid matches it), and pinned to
 // the CPUs the same way an app's tiles are (several ranks share a CPU when they outnumber
-// them). A blocked rank waits through `wait` (spin, yield, then park on its queue's doorbell),
-// so ranks that outnumber CPUs still progress. See tiles_comm.hpp for the protocol.
+// them). A blocked rank waits through `wait`: by default it spins, then parks on its queue's
+// doorbell (tiles_wait_policy: no yield phase, see tiles_world.cpp), so ranks that outnumber
+// CPUs still progress and one behind another thread on its CPU is woken by its peer's answer. See tiles_comm.hpp for the protocol.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,9 @@
 
 namespace tp::mp {
 
+// The runtime's wait policy without its yield phase: what a blocked rank does by default.
+WaitPolicy tiles_wait_policy();
+
 struct TilesOptions {
     int ranks = 4;
     std::string topology;              // a preset (epiphany16, tilepro64, ...); empty: the host
@@ -26,7 +30,7 @@ struct TilesOptions {
     size_t replace_buffer = 65536;     // bytes sendrecv_replace stages at most (>= one segment)
     uint32_t credits = 32;             // segments in flight from one rank to another (>= 2)
     bool pin = true;                   // pin rank threads to CPUs
-    WaitPolicy wait{};
+    WaitPolicy wait = tiles_wait_policy();
 };
 
 // One segment's payload in bytes (the network's longest message less the data header).
