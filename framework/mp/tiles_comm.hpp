@@ -39,7 +39,7 @@
 #include <memory>
 #include <vector>
 
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_world.hpp"
 #include "framework/noc/message_network.hpp"
@@ -50,8 +50,9 @@ namespace tp::mp::detail {
 
 // What the ranks share: the network, the placement, the trees and who has finished.
 struct TilesShared {
-    TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles);
+    TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t, std::vector<int> tiles);
     TilesOptions options;
+    WaitPolicy wait;  // how a blocked rank waits (block())
     Topology topology;
     std::vector<int> tile_of_rank;
     noc::MessageNetwork net;
@@ -246,7 +247,7 @@ private:
 template <typename Done>
 void TilesComm::block(Done&& done, const char* call) {
     if (done()) return;
-    const WaitPolicy& policy = shared_.options.wait;
+    const WaitPolicy& policy = shared_.wait;
     policy.wait(
         [&] {
             progress();

@@ -62,7 +62,7 @@ RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
             push_control();
             return got || r >= 0;
         };
-        const WaitPolicy& p = shared_.options.wait;
+        const WaitPolicy& p = shared_.wait;
         for (uint32_t round = 0; !attempt() && round < p.spin_rounds + p.yield_rounds; ++round) {
             if (round < p.spin_rounds) cpu_pause();
             else yield_cpu();

@@ -61,6 +61,10 @@ WaitPolicy tiles_wait_policy() {
 }
 
 void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn) {
+    run_tiles(options, tiles_wait_policy(), fn);
+}
+
+void run_tiles(const TilesOptions& options, const WaitPolicy& wait, const std::function<void(Comm&)>& fn) {
     check(options);
     const size_t n = static_cast<size_t>(options.ranks);
     Topology topo = Topology::preset(options.topology.empty() ? "host" : options.topology, n);
@@ -76,7 +80,7 @@ void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn
                                     e.what());
     }
     const ThreadMap threads = map_tiles_to_cpus(topo, tiles, allowed_cpus(), false);
-    detail::TilesShared shared(options, std::move(topo), tiles);
+    detail::TilesShared shared(options, wait, std::move(topo), tiles);
 
     FirstError error;
     std::vector<std::thread> pool;

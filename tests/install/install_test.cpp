@@ -4,6 +4,7 @@
 // refusing each kind of bad plugin with a message that names the file.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -151,6 +152,30 @@ TEST_F(InstallTest, AProgramsOwnStageBuiltWithPkgConfigAloneRunsThroughTheInstal
     const CommandResult r = run_command(sh_quote(exe));
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("packets 1000 delivered 500 every_other drops 500"), std::string::npos) << r.out;
+}
+
+// Message passing from outside the tree: tilepipe/mp.hpp, run_tiles in libtilepipe, run_mpi in
+// libtilepipe-mpi with its own .pc; examples/mp_ring (built and run on tiles by its own meson
+// test above) runs as an Open MPI job too.
+TEST_F(InstallTest, MessagePassingProgramsBuildAgainstTheInstallOnBothBackends) {
+    const fs::path libdir = fs::path(g->pkgconfig).parent_path();
+    EXPECT_TRUE(fs::exists(libdir.parent_path().parent_path() / "include" / "tilepipe" / "mp.hpp"));
+    ASSERT_TRUE(g->examples.count("mp_ring")) << "examples/mp_ring has no meson.build";
+    ASSERT_EQ(g->examples["mp_ring"].status, 0) << g->examples["mp_ring"].out << g->examples["mp_ring"].err;
+    const CommandResult tiles = run_command(sh_quote(g->root + "/ex-mp_ring/mp_ring") + " --ranks 5 --laps 2");
+    EXPECT_EQ(tiles.status, 0) << tiles.err;
+    EXPECT_NE(tiles.out.find("tiles: token 10 after 2 laps of 5 ranks"), std::string::npos) << tiles.out;
+    if (!fs::exists(g->pkgconfig + "/tilepipe-mpi.pc")) GTEST_SKIP() << "tilepipe built without Open MPI";
+    EXPECT_TRUE(fs::exists(libdir / "libtilepipe-mpi.so"));
+    const std::string pc = tp::test::read_file(g->pkgconfig + "/tilepipe-mpi.pc");
+    EXPECT_NE(pc.find("Requires: tilepipe, ompi"), std::string::npos) << pc;
+    const std::string mpi_ring = g->root + "/ex-mp_ring/mp_ring_mpi";
+    ASSERT_TRUE(fs::exists(mpi_ring)) << "tilepipe-mpi.pc installed but mp_ring_mpi not built";
+    const CommandResult mpi = run_command("mpirun -np 3 --oversubscribe " +
+                                          std::string(geteuid() == 0 ? "--allow-run-as-root " : "") +
+                                          sh_quote(mpi_ring) + " --laps 4");
+    EXPECT_EQ(mpi.status, 0) << mpi.out << mpi.err;
+    EXPECT_NE(mpi.out.find("mpi: token 12 after 4 laps of 3 ranks"), std::string::npos) << mpi.out << mpi.err;
 }
 
 TEST_F(InstallTest, RunsThePluginStageNamedOnTheCommandLine) {

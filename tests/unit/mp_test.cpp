@@ -3,6 +3,7 @@
 // errors a user gets for bad input.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
@@ -156,10 +157,10 @@ TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
 // still finish, after its park timeout: the bench shows that).
 TEST(MpP2p, ManySendersIntoOneFullQueueAllArrive) {
     static constexpr int kRanks = 13, kMessages = 60, kInts = 2000;  // 8000 B: a streamed message
-    TilesOptions o = ranks(kRanks);
-    o.wait.spin_rounds = 0;  // park at once: a sender nobody rings sleeps its park timeout
-    o.wait.yield_rounds = 0;
-    run_tiles(o, [](Comm& c) {
+    tp::WaitPolicy park_at_once;  // a sender nobody rings sleeps its park timeout
+    park_at_once.spin_rounds = 0;
+    park_at_once.yield_rounds = 0;
+    run_tiles(ranks(kRanks), park_at_once, [](Comm& c) {
         if (c.rank() != 0) {
             for (int m = 0; m < kMessages; ++m) {
                 std::vector<int> v = pattern(kInts, c.rank() * 1000 + m);
@@ -552,11 +553,12 @@ TEST(MpPlacement, SixteenRanksFillTheEpiphanyMesh) {
 TEST(MpWakeups, RanksSharingCpusNeverSleepOutTheParkTimeout) {
     TilesOptions o;
     o.ranks = 4;  // pinned
-    o.wait.spin_rounds = 0;  // park at once
-    o.wait.yield_rounds = 0;
-    o.wait.park_timeout = std::chrono::seconds(2);  // no peer is legitimately busy this long
+    tp::WaitPolicy park_at_once;
+    park_at_once.spin_rounds = 0;
+    park_at_once.yield_rounds = 0;
+    park_at_once.park_timeout = std::chrono::seconds(2);  // no peer is legitimately busy this long
     std::vector<uint64_t> timeouts(4, 0);
-    run_tiles(o, [&](Comm& c) {
+    run_tiles(o, park_at_once, [&](Comm& c) {
         Cart ring = c.cart_create({4}, {true});
         const Cart::Shift s = ring.shift(0, 1);
         const int n = 65536;  // 256 KiB of int
