@@ -224,17 +224,30 @@ public:
     Cart cart_create(std::vector<int> dims, std::vector<bool> periods);
 
 protected:
-    /// What a backend implements: byte messages, and the collectives. Arguments are checked.
+    // What a backend implements, in bytes; the public calls above have checked the arguments
+    // (a proc_null peer never reaches send_bytes/recv_bytes/isend/irecv). Each blocks as the
+    // public call it serves does, on the rank's own thread.
+
+    /// send(): `bytes` at `buf` to `dest` with `tag`.
     virtual void send_bytes(const void* buf, size_t bytes, int dest, int tag) = 0;
+    /// recv(): at most `cap` bytes into `buf` from `source` (or any_source) with `tag` (or any_tag).
     virtual RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) = 0;
+    /// isend(): starts the send; its Request's slot names it to wait_raw().
     virtual Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) = 0;
+    /// irecv(): starts the receive; its Request's slot names it to wait_raw().
     virtual Request irecv_bytes(void* buf, size_t cap, int source, int tag) = 0;
+    /// wait(): completes the operation of `r` (a send's RawStatus is empty).
     virtual RawStatus wait_raw(Request& r) = 0;
+    /// sendrecv(): a proc_null `dest` or `source` (with 0 bytes) means that half does nothing.
     virtual RawStatus sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
                                      int source, int rtag) = 0;
+    /// sendrecv_replace(): `bytes` of `buf` out to `dest`, as many in from `source` into `buf`.
     virtual RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) = 0;
+    /// bcast(): `bytes` of `buf` from `root` to every rank.
     virtual void bcast_bytes(void* buf, size_t bytes, int root) = 0;
+    /// reduce(): `count` elements of type `t` combined by `op` into `recv` at `root`.
     virtual void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) = 0;
+    /// allreduce(): as reduce_raw, the result at every rank.
     virtual void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) = 0;
 
     /// Throws mp::Error "rank R: call: what".
