@@ -185,6 +185,7 @@ uint64_t FlowTable::memory_hint(const ParamValues& p) {
 
 void FlowTable::open(StageEnv& env) {
     wire_offset_ = wire_length_offset();
+    capture_time_ = capture_time_field();
     const std::string name = "tp_flows_" + std::to_string(g_table_serial.fetch_add(1));
     rte_hash_parameters hp{};
     hp.name = name.c_str();
@@ -343,12 +344,14 @@ void FlowTable::process(Burst& b) {
     const void* key_ptrs[kBurstMax];
     uint32_t lengths[kBurstMax];
     uint8_t flags[kBurstMax];
+    uint64_t captured[kBurstMax];  // capture time, UINT64_MAX for none
     uint32_t n = 0;
     uint64_t non_ip = 0, bad_l4 = 0, unmatched = 0;
     for (const PacketDesc& d : b) {
         switch (extract(d, keys[n], flags[n])) {
             case Verdict::Flow:
                 lengths[n] = wire_length(d.mbuf, wire_offset_);  // as tshark's frame.len
+                if (!capture_ns(d.mbuf, capture_time_, captured[n])) captured[n] = UINT64_MAX;
                 key_ptrs[n] = &keys[n];
                 ++n;
                 break;
@@ -372,6 +375,11 @@ void FlowTable::process(Burst& b) {
             s.bytes += lengths[k];
             s.last_tsc = now;
             s.tcp_flags |= flags[k];
+            if (captured[k] != UINT64_MAX) {
+                s.capture_time = true;
+                s.first_capture_ns = std::min(s.first_capture_ns, captured[k]);
+                s.last_capture_ns = std::max(s.last_capture_ns, captured[k]);
+            }
         }
     }
     if (idle_cycles_ != 0) sweep(now);
@@ -415,6 +423,8 @@ void FlowTable::export_flow(const Record& r, const char* reason) {
     char a[INET6_ADDRSTRLEN] = {}, b[INET6_ADDRSTRLEN] = {};
     inet_ntop(k.ip_version == 4 ? AF_INET : AF_INET6, k.addr_a, a, sizeof a);
     inet_ntop(k.ip_version == 4 ? AF_INET : AF_INET6, k.addr_b, b, sizeof b);
+    const uint64_t first_ns = s.capture_time ? s.first_capture_ns : tsc_to_ns(s.first_tsc);
+    const uint64_t last_ns = s.capture_time ? s.last_capture_ns : tsc_to_ns(s.last_tsc);
     char line[kExportLineMax];
     int len;
     if (json_)
@@ -423,12 +433,12 @@ void FlowTable::export_flow(const Record& r, const char* reason) {
                             "\"addr_b\":\"%s\",\"port_b\":%u,\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
                             ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"tcp_flags\":%u}\n",
                             reason, k.ip_version, k.proto, a, k.port_a, b, k.port_b, s.packets, s.bytes,
-                            tsc_to_ns(s.first_tsc), tsc_to_ns(s.last_tsc), s.tcp_flags);
+                            first_ns, last_ns, s.tcp_flags);
     else
         len = std::snprintf(line, sizeof line,
                             "%s,%u,%u,%s,%u,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u\n", reason,
                             k.ip_version, k.proto, a, k.port_a, b, k.port_b, s.packets, s.bytes,
-                            tsc_to_ns(s.first_tsc), tsc_to_ns(s.last_tsc), s.tcp_flags);
+                            first_ns, last_ns, s.tcp_flags);
     export_buffer_.append(line, static_cast<size_t>(std::min<int>(len, sizeof line - 1)));
 }
 
@@ -477,7 +487,8 @@ TILEPIPE_STAGE(FlowTable, "flow_table",
                param<std::string>("format", "csv",
                                   "csv: a header line, then reason,ip_version,proto,addr_a,port_a,"
                                   "addr_b,port_b,packets,wire_bytes,first_ns,last_ns,tcp_flags (wire_bytes: "
-                                  "lengths on the wire, not captured bytes); json: "
+                                  "lengths on the wire, not captured bytes; first_ns/last_ns: the packets' capture "
+                                  "times when their pcap source replays capture time, else when they arrived); json: "
                                   "one object per line with those keys",
                                   {"csv", "json"}),
                param<double>("period", 0,

@@ -34,9 +34,11 @@
 // long (parse stops after 8 and leaves such a packet untyped; tshark follows them all).
 // Events "new_flow" and "expired" count flows created and removed by the idle timeout.
 //
-// Times are the TSC at the burst a packet arrived in, exported as nanoseconds since the Unix
-// epoch (the wall clock at open() plus TSC time since); they are processing times, not
-// capture timestamps. Idle flows are found incrementally: each burst examines the next few
+// first_ns/last_ns, nanoseconds since the Unix epoch: when the flow's packets carry a capture
+// time (a `pcap` source replaying capture time, its default for one loop at top speed:
+// descriptors/capture_time.hpp), the earliest and latest of them, as tshark shows the input;
+// otherwise the time the first and last packet arrived here (the TSC at their burst, as the
+// wall clock at open() plus TSC time since). The idle timeout always counts arrival time. Idle flows are found incrementally: each burst examines the next few
 // table slots (kSweepSlotsPerBurst) in turn, so a whole table is swept every
 // capacity / kSweepSlotsPerBurst bursts and nothing is examined per packet. Periodic
 // snapshots walk the whole table once per period. close() exports every flow left (reason
@@ -58,6 +60,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "descriptors/capture_time.hpp"
 #include <vector>
 
 #include "framework/stage/param.hpp"
@@ -84,7 +88,10 @@ struct FlowStats {
     uint64_t bytes = 0;
     uint64_t first_tsc = 0;
     uint64_t last_tsc = 0;
+    uint64_t first_capture_ns = UINT64_MAX;  // earliest capture time of its packets that carry one
+    uint64_t last_capture_ns = 0;            // latest
     uint8_t tcp_flags = 0;
+    bool capture_time = false;  // some packet carried a capture time: first_ns/last_ns report them
 };
 
 struct Flow {
@@ -137,6 +144,7 @@ private:
     uint32_t capacity_;
     uint64_t idle_cycles_ = 0;    // 0: no timeout
     int wire_offset_ = -1;        // descriptors/wire_length.hpp
+    CaptureTimeField capture_time_;  // descriptors/capture_time.hpp
     uint64_t period_cycles_ = 0;  // 0: no periodic export
     bool json_ = false;
 

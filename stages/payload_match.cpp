@@ -264,7 +264,7 @@ void PayloadMatch::process(Burst& b) {
             ++matched;
             d.mbuf->ol_flags |= matched_flag_;
             *RTE_MBUF_DYNFIELD(d.mbuf, pattern_field_, uint32_t*) = first;
-            if (alerts_) append_alert_line(alert_lines_, d.mbuf, packet_serial_ - 1, first, patterns_[first - 1].text);
+            if (alerts_) append_alert_line(alert_lines_, d.mbuf, packet_serial_, first, patterns_[first - 1].text);  // 1-based
         } else if (keep_matching_) {
             drop(d, no_match_);
             continue;
@@ -298,7 +298,8 @@ TILEPIPE_STAGE(PayloadMatch, "payload_match",
                                   "packets without a match (reason \"no_match\")",
                                   {"mark", "keep_matching"}),
                param<std::string>("alerts", "",
-                                  "JSON-lines file with one line per matching packet (packet, "
-                                  "pattern, text, length, addresses, ports); \"\" = none"));
+                                  "JSON-lines file with one line per matching packet (packet: its number among "
+                                  "those this stage saw, from 1 as Wireshark counts; pattern, text, length, "
+                                  "addresses, ports); \"\" = none"));
 
 }  // namespace tp

@@ -34,7 +34,8 @@
 // (payload_matched()) and, in the dynamic field "tilepipe_payload_pattern" (uint32), the
 // 1-based number of the first pattern found scanning the payload left to right (the longest
 // when several end at the same byte) (payload_pattern()); patterns are numbered in file order.
-// Alerts: with `alerts: FILE`, one JSON line per matching packet (alert_log.hpp: packet index,
+// Alerts: with `alerts: FILE`, one JSON line per matching packet (alert_log.hpp: packet number,
+// 1-based as Wireshark counts,
 // pattern number and text, length, addresses and ports), written once per burst; workers of a
 // farm naming the same file share it (SharedOutputFile). A write error is logged at close.
 // Counters: event "matched" counts matching packets; pattern_packets(i) counts the packets

@@ -13,6 +13,7 @@
 
 #include "descriptors/wire_length.hpp"
 #include "descriptors/mbuf_pool.hpp"
+#include "descriptors/capture_time.hpp"
 #include "framework/runtime/stop_request.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/output/output_path.hpp"
@@ -104,10 +105,13 @@ void PcapSink::process(Burst& b) {
         b.n = 0;
         return;
     }
-    if (wire_offset_ < 0) wire_offset_ = wire_length_offset();
+    if (wire_offset_ < 0) {
+        wire_offset_ = wire_length_offset();
+        capture_time_ = capture_time_field();
+    }
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
-    RecordHeader h{static_cast<uint32_t>(now.tv_sec), static_cast<uint32_t>(now.tv_nsec), 0, 0};
+    RecordHeader h{};
 
     rte_mbuf* written[kBurstMax];
     uint16_t n_written = 0;
@@ -132,6 +136,15 @@ void PcapSink::process(Burst& b) {
         rte_mbuf* m = b.d[i].mbuf;
         // The original length goes back as the capture recorded it: a replayed capture written
         // out again keeps its `len` fields, a short snapshot's included.
+        // The packet's capture time when its source stamped one that a pcap record's 32-bit
+        // seconds hold (before 2106), else the time of writing.
+        if (uint64_t ns; capture_ns(m, capture_time_, ns) && ns / 1000000000 <= UINT32_MAX) {
+            h.ts_sec = static_cast<uint32_t>(ns / 1000000000);
+            h.ts_nsec = static_cast<uint32_t>(ns % 1000000000);
+        } else {
+            h.ts_sec = static_cast<uint32_t>(now.tv_sec);
+            h.ts_nsec = static_cast<uint32_t>(now.tv_nsec);
+        }
         h.len = wire_length(m, wire_offset_);
         h.caplen = std::min(rte_pktmbuf_pkt_len(m), snaplen_);
         if (used + sizeof h + h.caplen > buf_.size()) write_buffered(i);
@@ -167,7 +180,9 @@ void PcapSink::close() {
                                  " packets dropped as write_error)");
 }
 
-TILEPIPE_STAGE(PcapSink, "pcap_out", "write every packet to a pcap file (Ethernet, ns timestamps)",
+TILEPIPE_STAGE(PcapSink, "pcap_out",
+               "write every packet to a pcap file (Ethernet, ns timestamps: the packet's capture time when "
+               "its pcap source replays capture time, else the time of writing)",
                param<std::string>("file", required,
                                   "pcap file to write (created or truncated); %p in it: one capture per "
                                   "output port, %p replaced by the port number"),

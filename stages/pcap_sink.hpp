@@ -14,8 +14,11 @@
 // so a capture replayed through a chain that passes its packets is written with the same
 // `len` fields it was read with, snapshot-truncated records included.
 //
-// The file is Ethernet (DLT_EN10MB) with nanosecond timestamps (magic a1b23c4d); each packet
-// is stamped with the wall-clock time of the burst that wrote it. Records of a burst are laid
+// The file is Ethernet (DLT_EN10MB) with nanosecond timestamps (magic a1b23c4d). A packet's
+// record carries its capture time when it has one (a `pcap` source replaying capture time,
+// its default for one loop at top speed: descriptors/capture_time.hpp), so a capture passed
+// through keeps the timestamps tcpdump shows for the input; any other packet is stamped with
+// the wall-clock time of the burst that wrote it. Records of a burst are laid
 // out in one buffer allocated at open (chained mbufs copied segment by segment) and handed to
 // the kernel with one write() per burst: a packet counts as delivered once its whole record
 // was written, so nothing delivered waits in a buffer when the run ends.
@@ -38,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "descriptors/capture_time.hpp"
 #include "descriptors/port_groups.hpp"
 #include "framework/metrics/port_tx.hpp"
 #include "framework/stage/param.hpp"
@@ -80,6 +84,7 @@ private:
     uint32_t snaplen_;
     uint16_t write_error_;
     int fd_ = -1;
+    CaptureTimeField capture_time_;    // set with wire_offset_
     int wire_offset_ = -1;  // descriptors/wire_length.hpp, looked up at the first burst
     std::vector<uint8_t> buf_;   // records of the burst being written (the file header first)
     size_t header_ = 0;          // bytes of buf_ that are the file header, not yet written

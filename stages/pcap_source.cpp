@@ -131,6 +131,9 @@ void PcapSource::open(StageEnv& env) {
     if (app_room_ == 0) throw std::logic_error("the app's packet pool has no data room");
     port_ = env.port;
     wire_offset_ = wire_length_offset();
+    const std::string& stamps = params_.get_string("timestamps");
+    capture_times_ = stamps == "capture" || (stamps == "auto" && pace_ == Pace::TopSpeed && loop_ == 1);
+    if (capture_times_) capture_time_ = capture_time_field();
     node_name_ = env.node_name;
     truncation_seen_ = false;
     stream_reported_ = false;
@@ -270,6 +273,7 @@ void PcapSource::fill(PacketDesc& d, const CaptureRecord& r, uint16_t nb, rte_mb
     head->pkt_len = r.length;
     head->port = port_;
     wire_length(head, wire_offset_) = r.wire_length;
+    if (capture_times_ && r.time_ns >= 0) set_capture_ns(head, capture_time_, static_cast<uint64_t>(r.time_ns));
     // One app segment is a simple mbuf (see PacketDesc): sinks may free it without reading it.
     d = PacketDesc{head, 0, nb == 1 ? saturate_length(r.length) : PacketDesc::kLengthSaturated, port_, 0};
 }
@@ -427,6 +431,11 @@ TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linu
                                "take; also bounds a stream's buffers"),
                param<bool>("strict", false,
                            "refuse a capture with a damaged record (as tcpdump does) instead of replaying the "
-                           "records before it; `tilepipe run --strict` sets it"));
+                           "records before it; `tilepipe run --strict` sets it"),
+               param<std::string>("timestamps", "auto",
+                                  "capture: each packet carries its record's own timestamp (pcap_out writes it, "
+                                  "flow_table's first_ns/last_ns report it); replay: none, they use the time they "
+                                  "saw the packet; auto: capture for one loop at top speed, else replay",
+                                  {"auto", "capture", "replay"}));
 
 }  // namespace tp

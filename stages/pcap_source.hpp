@@ -15,6 +15,15 @@
 //               what the process can take); also bounds a stream's buffers
 //   strict      refuse a capture with a damaged record instead of replaying  default false
 //               the records before it (`tilepipe run --strict` sets it)
+//   timestamps  capture: each packet carries its record's own timestamp     default auto
+//               (descriptors/capture_time.hpp), which pcap_out writes and
+//               flow_table's first_ns/last_ns report; replay: it carries
+//               none, and they use the time they saw it; auto: capture for
+//               a replay of one loop at top speed, replay when paced or looped
+//
+// Capture time: with `timestamps: capture` a packet carries the timestamp its record has in
+// the file (each loop repeats them; a record whose timestamp cannot be real carries none), so
+// the output of an app that passes a capture through is stamped as tcpdump shows the input.
 //
 // Preloaded, open() loads the whole file into template mbufs of a private pool before timing
 // starts (CaptureFile), so replay never reads the disk. Streamed, open() starts a reader
@@ -47,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "descriptors/capture_time.hpp"
 #include "framework/metrics/emit_plan.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
@@ -143,6 +153,8 @@ private:
     uint16_t drops_event_;
     uint16_t skip_reason_event_[kSkipReasons];
     int wire_offset_ = -1;
+    bool capture_times_ = false;     // stamp each packet with its record's timestamp
+    CaptureTimeField capture_time_;  // where (valid when capture_times_)
     bool truncation_seen_ = false;  // a stream's cut was reported
     bool stream_reported_ = false;  // a stream's skips, error and drops were reported
     std::string node_name_;

@@ -5,8 +5,12 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -20,11 +24,11 @@ namespace tp {
 
 namespace {
 
-// The files a net_pcap device replays once, one per RX queue in order (none when it reads an
-// interface or replays forever with infinite_rx=1).
-std::vector<std::string> pcap_files_replayed_once(const std::string& device) {
+// The files a net_pcap device spec reads (`rx_pcap=`), one per RX queue in order (none for
+// another device).
+std::vector<std::string> rx_pcap_files(const std::string& device) {
     std::vector<std::string> files;
-    if (device.rfind("net_pcap", 0) != 0 || device.find("infinite_rx=1") != std::string::npos) return files;
+    if (device.rfind("net_pcap", 0) != 0) return files;
     constexpr std::string_view kArg = "rx_pcap=";
     for (size_t at = device.find(','); at != std::string::npos;) {
         const size_t next = device.find(',', at + 1);
@@ -33,6 +37,50 @@ std::vector<std::string> pcap_files_replayed_once(const std::string& device) {
         at = next;
     }
     return files;
+}
+
+// The files a net_pcap device replays once (none when it replays forever with infinite_rx=1).
+std::vector<std::string> pcap_files_replayed_once(const std::string& device) {
+    if (device.find("infinite_rx=1") != std::string::npos) return {};
+    return rx_pcap_files(device);
+}
+
+// The link layer of the records net_pcap hands over from `path` (libpcap's, which is what
+// net_pcap reads with). A link type the pcap source cannot turn into Ethernet is refused:
+// ethdev ports carry Ethernet.
+LinkLayer link_layer_of_file(const std::string& path) {
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline(path.c_str(), err);
+    if (p == nullptr) throw std::runtime_error(err);
+    const int dlt = pcap_datalink(p);
+    pcap_close(p);
+    const std::optional<LinkLayer> link = link_layer_of(dlt);
+    if (!link) {
+        const char* name = pcap_datalink_val_to_name(dlt);
+        throw std::runtime_error(path + ": link type " + (name != nullptr ? name : "?") + " (" + std::to_string(dlt) +
+                                 ") cannot be carried by a port (supported, turned into Ethernet: " +
+                                 supported_link_types() + ")");
+    }
+    return *link;
+}
+
+// Rewrites a received record of `link` as the Ethernet frame the pcap source would replay
+// (link_layer.hpp), in place; returns why it has none (the caller frees it) or None. net_pcap
+// delivers a record in one mbuf (no scatter is configured); the frame is at most 14 bytes longer
+// than the record, which the headroom holds.
+SkipReason normalise_mbuf(const LinkLayer& link, rte_mbuf* m, std::vector<uint8_t>& scratch, uint32_t& wire) {
+    if (m->nb_segs != 1 && rte_pktmbuf_linearize(m) != 0) return SkipReason::LinkHeaderCut;
+    const uint32_t caplen = rte_pktmbuf_data_len(m);
+    const EthernetFrame f = to_ethernet(link, rte_pktmbuf_mtod(m, const uint8_t*), caplen, caplen, scratch);
+    if (f.skip != SkipReason::None) return f.skip;
+    if (f.length > caplen && rte_pktmbuf_prepend(m, static_cast<uint16_t>(f.length - caplen)) == nullptr)
+        return SkipReason::LinkHeaderCut;
+    // memmove: a frame that is a part of the record overlaps it.
+    std::memmove(rte_pktmbuf_mtod(m, uint8_t*), f.data, f.length);
+    m->data_len = static_cast<uint16_t>(f.length);
+    m->pkt_len = f.length;
+    wire = f.wire_length;
+    return SkipReason::None;
 }
 
 // Records libpcap reads from `path` before its end (or its first bad record): what net_pcap
@@ -82,8 +130,14 @@ void check_queue(const ParamValues& p) {
 
 void PortSource::check_params(const ParamValues& p) {
     check_queue(p);
-    device_of(p);
-    if (!p.get_string("file").empty()) CaptureFile::check_header(p.get_string("file"), p.where("file"));
+    const std::string device = device_of(p);
+    const bool from_file = !p.get_string("file").empty();
+    if (from_file) CaptureFile::check_header(p.get_string("file"), p.where("file"));
+    try {
+        for (const std::string& f : rx_pcap_files(device)) link_layer_of_file(f);
+    } catch (const std::runtime_error& e) {
+        p.fail(from_file ? "file" : "device", e.what());
+    }
 }
 
 PortSource::PortSource(const ParamValues& params)
@@ -99,6 +153,9 @@ PortSource::PortSource(const ParamValues& params)
     no_mbuf_ = declare_event("rx_nombuf");
     missed_ = declare_event("imissed");
     errors_ = declare_event("ierrors");
+    skipped_event_ = declare_event("capture.skipped_records");
+    for (size_t r = 1; r < kSkipReasons; ++r)
+        skip_reason_event_[r] = declare_event(std::string("capture.skipped.") + skip_reason_name(SkipReason(r)));
 }
 
 PortSource::~PortSource() { close(); }
@@ -122,6 +179,15 @@ void PortSource::open(StageEnv& env) {
     }
     opened_ = true;
     replay_ = {};
+    link_ = LinkLayer{};
+    skipped_ = {};
+    if (const std::vector<std::string> read = rx_pcap_files(device_); queue_ < read.size()) {
+        try {
+            link_ = link_layer_of_file(read[queue_]);
+        } catch (const std::runtime_error& e) {
+            params_.fail(params_.get_string("device").empty() ? "file" : "device", e.what());
+        }
+    }
     const std::vector<std::string> files = pcap_files_replayed_once(device_);
     if (queue_ < files.size()) {
         try {
@@ -158,6 +224,7 @@ SourceStatus PortSource::produce(Burst& b) {
     // The PMD allocated these from the app pool inside DPDK, unseen by ThreadSanitizer: pair
     // with the release of whoever freed them last (no code without TSan).
     tsan_acquire(const_cast<rte_mempool*>(pool_));
+    if (link_.kind != LinkKind::Ethernet) return produce_normalised(b, m, n);
     for (uint16_t i = 0; i < n; ++i) {
         const rte_mbuf* mb = m[i];
         wire_length(m[i], wire_offset_) = mb->pkt_len;
@@ -168,6 +235,27 @@ SourceStatus PortSource::produce(Burst& b) {
     received_ += n;
     if (idle_cycles_ != 0) last_rx_tsc_ = rte_rdtsc();
     return SourceStatus::Produced;
+}
+
+// A capture of another link type through net_pcap: each record becomes the Ethernet frame the
+// pcap source would replay; records with none are freed and counted (see close()).
+SourceStatus PortSource::produce_normalised(Burst& b, rte_mbuf** m, uint16_t n) {
+    uint16_t kept = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+        uint32_t wire = 0;
+        const SkipReason skip = normalise_mbuf(link_, m[i], scratch_, wire);
+        if (skip != SkipReason::None) {
+            skipped_.add(skip, received_ + i + 1);
+            rte_pktmbuf_free(m[i]);
+            continue;
+        }
+        wire_length(m[i], wire_offset_) = wire;
+        b.d[kept++] = PacketDesc{m[i], 0, descriptor_length(m[i], pool_), desc_port_, 0};
+    }
+    b.n = kept;
+    received_ += n;
+    if (idle_cycles_ != 0) last_rx_tsc_ = rte_rdtsc();
+    return kept != 0 ? SourceStatus::Produced : SourceStatus::Idle;
 }
 
 bool PortSource::replay_ended() {
@@ -182,6 +270,15 @@ bool PortSource::replay_ended() {
 void PortSource::close() {
     if (!opened_) return;
     opened_ = false;
+    for (size_t r = 1; r < kSkipReasons; ++r) {
+        if (skipped_.count[r] == 0) continue;
+        spdlog::warn("{}: skipped {} {} with no Ethernet form (first: record {} of queue {}); counted as "
+                     "capture.skipped.{}",
+                     device_, skipped_.count[r], skip_reason_text(SkipReason(r)), skipped_.first[r], queue_,
+                     skip_reason_name(SkipReason(r)));
+        count_event(skip_reason_event_[r], skipped_.count[r]);
+    }
+    if (skipped_.total() != 0) count_event(skipped_event_, skipped_.total());
     const RxLosses lost = ethdev_port_take_rx_losses(port_id_);
     count_event(no_mbuf_, lost.no_mbuf);
     count_event(missed_, lost.missed);
@@ -199,7 +296,8 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                                   "give this or `file`"),
                param<std::string>("file", "",
                                   "instead of `device`: a capture replayed through a net_pcap vdev made for this "
-                                  "node, every RX queue replaying the whole file once").input_file(),
+                                  "node, every RX queue replaying the whole file once; other link types than "
+                                  "Ethernet become Ethernet as the pcap source makes them").input_file(),
                param<uint16_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
                param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS")
                    .between(1, 64),

@@ -35,6 +35,15 @@
 // way, once the device's counters (received + no mbuf + missed + errors) cover every record of
 // every queue's file: the whole file is read however slowly the app drains it.
 //
+// Captures of another link type than Ethernet (Linux cooked, raw IP, 802.11/radiotap, ...),
+// whether named by `file` or by a net_pcap `rx_pcap=`: net_pcap hands over the records as
+// they are, and an ethdev port carries Ethernet, so each received record is rewritten into the
+// Ethernet frame the `pcap` source replays for it (link_layer.hpp), in its mbuf. A record with
+// no Ethernet form (an 802.11 management frame, ...) is freed and counted as the pcap source
+// counts it (events capture.skipped.<reason> and capture.skipped_records, one warning per
+// reason at close); it is not a packet of the source. A link type with no Ethernet form at all
+// is refused at `file` (or `device`) by validate and run.
+//
 // Packets lost before the source: at close the source reads the device's rx_nombuf, imissed
 // and ierrors (port-wide; each loss goes to one of the port's sources) into the events of the
 // same names and into the report's `lost_before` of the stage, so delivered + dropped + lost
@@ -48,10 +57,13 @@
 #include <string>
 #include <vector>
 
+#include "framework/capture/capture_reader.hpp"
+#include "framework/capture/link_layer.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/stage.hpp"
 
 struct rte_mempool;
+struct rte_mbuf;
 
 namespace tp {
 
@@ -79,6 +91,7 @@ public:
 
 private:
     bool replay_ended();
+    SourceStatus produce_normalised(Burst& b, rte_mbuf** m, uint16_t n);
     ParamValues params_;
     uint16_t queue_;
     uint16_t queues_;
@@ -101,6 +114,11 @@ private:
         uint64_t port_total = 0;   // records in every queue's file
     } replay_;
     uint16_t no_mbuf_ = 0, missed_ = 0, errors_ = 0;  // events
+    LinkLayer link_;                     // of the file this queue replays (Ethernet: as received)
+    std::vector<uint8_t> scratch_;       // to_ethernet's
+    SkippedRecords skipped_;             // records with no Ethernet form, by reason
+    uint16_t skipped_event_ = 0;
+    uint16_t skip_reason_event_[kSkipReasons] = {};
 };
 
 }  // namespace tp

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 
 namespace tp::mp {
 

@@ -7,9 +7,7 @@
 #include <string>
 
 #include "apps/mp/driver.hpp"
-#ifdef TILEPIPE_HAVE_MPI
-#include "framework/mp/mpi_backend.hpp"
-#endif
+#include "tilepipe/mp.hpp"
 
 int main(int argc, char** argv) {
     const std::string kernel = TILEPIPE_MP_KERNEL;

@@ -235,7 +235,8 @@ void CaptureFile::copy_records(uint64_t count) {
         head->pkt_len = length;
         const uint64_t offset = offsets.offset_of(reader.timestamp_ns());
         records_.push_back(
-            CaptureRecord{head, rte_pktmbuf_mtod(head, const uint8_t*), length, reader.wire_length(), nb, offset});
+            CaptureRecord{head, rte_pktmbuf_mtod(head, const uint8_t*), length, reader.wire_length(), nb, offset,
+                          reader.timestamp_ns()});
     }
     progress.finish();
 }

@@ -53,6 +53,8 @@ struct CaptureRecord {
     uint16_t segments;      // template segments (1: the whole frame is at `data`)
     uint64_t offset_ns;     // replay time from the first record, gaps that go backwards or
                             // involve an invalid timestamp count as zero
+    int64_t time_ns;        // the record's own timestamp (ns since the epoch), -1 when it
+                            // cannot be a real time
 };
 
 class CaptureFile {

@@ -192,7 +192,7 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
         segs[0]->pkt_len = length;
         last_offset = offsets.offset_of(reader.timestamp_ns());
         const CaptureRecord r{segs[0], rte_pktmbuf_mtod(segs[0], const uint8_t*), length, reader.wire_length(),
-                              static_cast<uint16_t>(nb), base_ns + last_offset};
+                              static_cast<uint16_t>(nb), base_ns + last_offset, reader.timestamp_ns()};
         // The ring has a slot for every template, so a record that got templates gets a slot.
         if (!ring_.try_push(r)) throw std::logic_error("capture ring full with templates to spare");
         ++records;

@@ -1,4 +1,4 @@
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "framework/mp/mpi_backend.hpp"
+#include "tilepipe/mp.hpp"
 
 #include <mpi.h>
 

@@ -8,8 +8,8 @@
 
 namespace tp::mp::detail {
 
-TilesShared::TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles)
-    : options(o), topology(std::move(t)), tile_of_rank(std::move(tiles)), net([&] {
+TilesShared::TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t, std::vector<int> tiles)
+    : options(o), wait(w), topology(std::move(t)), tile_of_rank(std::move(tiles)), net([&] {
           noc::NetworkConfig c;
           c.tiles = static_cast<uint32_t>(tile_of_rank.size());
           c.queues = 1;

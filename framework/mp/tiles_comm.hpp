@@ -39,7 +39,7 @@
 #include <memory>
 #include <vector>
 
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_world.hpp"
 #include "framework/noc/message_network.hpp"
@@ -50,8 +50,9 @@ namespace tp::mp::detail {
 
 // What the ranks share: the network, the placement, the trees and who has finished.
 struct TilesShared {
-    TilesShared(const TilesOptions& o, Topology t, std::vector<int> tiles);
+    TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t, std::vector<int> tiles);
     TilesOptions options;
+    WaitPolicy wait;  // how a blocked rank waits (block())
     Topology topology;
     std::vector<int> tile_of_rank;
     noc::MessageNetwork net;
@@ -93,6 +94,9 @@ public:
     // The most bytes a sendrecv_replace ever held staged at once on this rank (its ring holds
     // options.replace_buffer; tests check the bound).
     size_t replace_peak_bytes() const { return replace_peak_; }
+    // Parks of this rank that slept out the park timeout (nobody rang it): with every wake-up
+    // delivered, only a peer that is busy elsewhere for that long causes one.
+    uint64_t park_timeouts() const { return bell_->park_timeouts(); }
 
 protected:
     void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;
@@ -243,7 +247,7 @@ private:
 template <typename Done>
 void TilesComm::block(Done&& done, const char* call) {
     if (done()) return;
-    const WaitPolicy& policy = shared_.options.wait;
+    const WaitPolicy& policy = shared_.wait;
     policy.wait(
         [&] {
             progress();

@@ -30,9 +30,9 @@ RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
     int r = -1;
     // With no receive posted and nothing unexpected, this receive is the first match of
     // whatever arrives: take an envelope-only message straight from the queue into `buf`,
-    // with no operation slot, while spinning and yielding. A match that is not such a
-    // message, and a wait that reaches the park phase (where check_peers watches the posted
-    // receives), go through a posted receive.
+    // with no operation slot, while spinning (and yielding, under a policy with a yield
+    // phase). A match that is not such a message, and a wait that reaches the park phase
+    // (where check_peers watches the posted receives), go through a posted receive.
     if (posted_.empty() && unexpected_.empty()) {
         RawStatus st;
         bool got = false;
@@ -62,7 +62,7 @@ RawStatus TilesComm::recv_bytes(void* buf, size_t cap, int source, int tag) {
             push_control();
             return got || r >= 0;
         };
-        const WaitPolicy& p = shared_.options.wait;
+        const WaitPolicy& p = shared_.wait;
         for (uint32_t round = 0; !attempt() && round < p.spin_rounds + p.yield_rounds; ++round) {
             if (round < p.spin_rounds) cpu_pause();
             else yield_cpu();

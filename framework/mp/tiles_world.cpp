@@ -44,7 +44,27 @@ private:
 
 }  // namespace
 
+// A blocked rank spins, then sleeps on its doorbell: never the runtime's yield phase. A rank
+// that yields has given its CPU away without announcing itself, so its peer's answer cannot
+// wake it: the answer's push rings a bell whose parked flag is clear (Doorbell::ring_light
+// reads 0 and wakes nobody), and the rank runs again only when the scheduler comes back to
+// it, which behind another runnable thread on its CPU (another program's, even one of the
+// lowest priority) is the next tick, 4 ms at HZ=250, for every message. A sleeping rank has
+// announced itself first (prepare_park: its parked flag, then the barrier, then the re-check
+// of its queue), so the peer's push, published before the peer reads the flag, is either
+// seen by the re-check or rings the bell; and a thread woken from the futex preempts one of
+// lower priority at once instead of waiting for the tick.
+WaitPolicy tiles_wait_policy() {
+    WaitPolicy w;
+    w.yield_rounds = 0;
+    return w;
+}
+
 void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn) {
+    run_tiles(options, tiles_wait_policy(), fn);
+}
+
+void run_tiles(const TilesOptions& options, const WaitPolicy& wait, const std::function<void(Comm&)>& fn) {
     check(options);
     const size_t n = static_cast<size_t>(options.ranks);
     Topology topo = Topology::preset(options.topology.empty() ? "host" : options.topology, n);
@@ -60,7 +80,7 @@ void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn
                                     e.what());
     }
     const ThreadMap threads = map_tiles_to_cpus(topo, tiles, allowed_cpus(), false);
-    detail::TilesShared shared(options, std::move(topo), tiles);
+    detail::TilesShared shared(options, wait, std::move(topo), tiles);
 
     FirstError error;
     std::vector<std::thread> pool;

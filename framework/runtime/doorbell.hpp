@@ -67,6 +67,9 @@ public:
 
     // relaxed: a statistic, read after the threads joined (join orders it).
     uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+    // Parks that slept out their whole timeout (nobody rang): each is a wake-up lost or never
+    // due. relaxed: a statistic, written by the sleeper only.
+    uint64_t park_timeouts() const { return park_timeouts_.load(std::memory_order_relaxed); }
 
 private:
     void wake();
@@ -77,6 +80,7 @@ private:
     bool light_ = false;
     alignas(64) std::atomic<uint32_t> parked_{0};
     std::atomic<uint64_t> wakeups_{0};
+    std::atomic<uint64_t> park_timeouts_{0};
 };
 
 }  // namespace tp

@@ -4,6 +4,7 @@
 // refusing each kind of bad plugin with a message that names the file.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -142,15 +143,68 @@ TEST_F(InstallTest, EveryExampleBuildsAgainstTheInstalledTreeAndPassesItsChecks)
 
 TEST_F(InstallTest, AProgramsOwnStageBuiltWithPkgConfigAloneRunsThroughTheInstalledLibrary) {
     const std::string exe = g->root + "/own_stage_app";
-    const std::string libdir = fs::path(g->pkgconfig).parent_path().string();
     const CommandResult build = run_command(
         "export PKG_CONFIG_PATH=" + sh_quote(g->pkgconfig) + " && c++ -std=c++20 -O1 " +
         sh_quote(env("TILEPIPE_SOURCE_ROOT") + "/tests/install/own_stage_app.cpp") +
-        " $(pkg-config --cflags --libs tilepipe) -Wl,-rpath," + sh_quote(libdir) + " -o " + sh_quote(exe));
+        " $(pkg-config --cflags --libs tilepipe) -o " + sh_quote(exe));
     ASSERT_EQ(build.status, 0) << build.err;
+    // No LD_LIBRARY_PATH (unset for the suite): the .pc's rpath finds the installed library.
     const CommandResult r = run_command(sh_quote(exe));
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("packets 1000 delivered 500 every_other drops 500"), std::string::npos) << r.out;
+}
+
+// Message passing from outside the tree: tilepipe/mp.hpp, run_tiles in libtilepipe, run_mpi in
+// libtilepipe-mpi with its own .pc; examples/mp_ring (built and run on tiles by its own meson
+// test above) runs as an Open MPI job too.
+TEST_F(InstallTest, MessagePassingProgramsBuildAgainstTheInstallOnBothBackends) {
+    const fs::path libdir = fs::path(g->pkgconfig).parent_path();
+    EXPECT_TRUE(fs::exists(libdir.parent_path().parent_path() / "include" / "tilepipe" / "mp.hpp"));
+    ASSERT_TRUE(g->examples.count("mp_ring")) << "examples/mp_ring has no meson.build";
+    ASSERT_EQ(g->examples["mp_ring"].status, 0) << g->examples["mp_ring"].out << g->examples["mp_ring"].err;
+    const CommandResult tiles = run_command(sh_quote(g->root + "/ex-mp_ring/mp_ring") + " --ranks 5 --laps 2");
+    EXPECT_EQ(tiles.status, 0) << tiles.err;
+    EXPECT_NE(tiles.out.find("tiles: token 10 after 2 laps of 5 ranks"), std::string::npos) << tiles.out;
+    if (!fs::exists(g->pkgconfig + "/tilepipe-mpi.pc")) GTEST_SKIP() << "tilepipe built without Open MPI";
+    EXPECT_TRUE(fs::exists(libdir / "libtilepipe-mpi.so"));
+    const std::string pc = tp::test::read_file(g->pkgconfig + "/tilepipe-mpi.pc");
+    EXPECT_NE(pc.find("Requires: tilepipe, ompi"), std::string::npos) << pc;
+    const std::string mpi_ring = g->root + "/ex-mp_ring/mp_ring_mpi";
+    ASSERT_TRUE(fs::exists(mpi_ring)) << "tilepipe-mpi.pc installed but mp_ring_mpi not built";
+    const CommandResult mpi = run_command("mpirun -np 3 --oversubscribe " +
+                                          std::string(geteuid() == 0 ? "--allow-run-as-root " : "") +
+                                          sh_quote(mpi_ring) + " --laps 4");
+    EXPECT_EQ(mpi.status, 0) << mpi.out << mpi.err;
+    EXPECT_NE(mpi.out.find("mpi: token 12 after 4 laps of 3 ranks"), std::string::npos) << mpi.out << mpi.err;
+}
+
+// Every complete program README.md shows (a ```cpp block with a `main`) compiles against the
+// installed tree with the pkg-config line README gives, and the message-passing one runs.
+TEST_F(InstallTest, ReadmesCompleteProgramsBuildWithPkgConfigAndRun) {
+    const std::string readme = tp::test::read_file(env("TILEPIPE_SOURCE_ROOT") + "/README.md");
+    int programs = 0;
+    bool ran_ring = false;
+    for (size_t at = readme.find("```cpp\n"); at != std::string::npos; at = readme.find("```cpp\n", at + 1)) {
+        const size_t body = at + 7, end = readme.find("```", body);
+        ASSERT_NE(end, std::string::npos);
+        const std::string code = readme.substr(body, end - body);
+        if (code.find("int main(") == std::string::npos) continue;
+        const std::string name = "readme_" + std::to_string(++programs);
+        const std::string src = g->root + "/" + name + ".cpp", exe = g->root + "/" + name;
+        std::ofstream(src) << code;
+        const std::string pc = code.find("run_mpi") != std::string::npos ? "tilepipe-mpi" : "tilepipe";
+        const CommandResult build = run_command("export PKG_CONFIG_PATH=" + sh_quote(g->pkgconfig) +
+                                                " && c++ -std=c++20 -O1 " + sh_quote(src) + " $(pkg-config --cflags --libs " +
+                                                pc + ") -o " + sh_quote(exe));
+        EXPECT_EQ(build.status, 0) << "README.md program " << programs << ":\n" << code << build.err;
+        if (build.status != 0 || code.find("tilepipe/mp.hpp") == std::string::npos) continue;
+        const CommandResult r = run_command(sh_quote(exe));
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find("token 4 after one lap of 4 ranks"), std::string::npos) << r.out;
+        ran_ring = true;
+    }
+    EXPECT_GE(programs, 2) << "the C++ app and the message-passing ring";
+    EXPECT_TRUE(ran_ring);
 }
 
 TEST_F(InstallTest, RunsThePluginStageNamedOnTheCommandLine) {

@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "apps/mp/kernels.hpp"
-#include "framework/mp/comm.hpp"
-#include "framework/mp/mpi_backend.hpp"
+#include "tilepipe/mp.hpp"
 
 using namespace tp::mp;
 

@@ -219,4 +219,24 @@ inline void expect_same_conversations(const Conversations& got, const Conversati
         if (expected.count(key) == 0) ADD_FAILURE() << "conversation " << key << " (" << c.frames << " frames) not in tshark's table";
 }
 
+// Each frame's timestamp in nanoseconds since the epoch (tshark's frame.time_epoch), in file
+// order, of the frames the display filter `filter` keeps (all when empty), with their numbers.
+struct FrameTime {
+    long number = 0;
+    int64_t ns = 0;
+};
+inline std::vector<FrameTime> tshark_frame_times(const std::string& file, const std::string& filter = "") {
+    const CommandResult r = run_command("tshark -n -r '" + file + "'" + (filter.empty() ? "" : " -Y '" + filter + "'") +
+                                        " -T fields -e frame.number -e frame.time_epoch 2>/dev/null");
+    std::vector<FrameTime> out;
+    std::istringstream lines(r.out);
+    for (std::string number, epoch; lines >> number >> epoch;) {
+        const size_t dot = epoch.find('.');
+        std::string frac = dot == std::string::npos ? "" : epoch.substr(dot + 1);
+        frac.resize(9, '0');
+        out.push_back(FrameTime{std::stol(number), std::stoll(epoch.substr(0, dot)) * 1000000000 + std::stoll(frac)});
+    }
+    return out;
+}
+
 }  // namespace tp::test

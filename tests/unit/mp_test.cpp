@@ -2,18 +2,24 @@
 // serial computations, Cartesian tables, sendrecv_replace through a small buffer, and the
 // errors a user gets for bad input.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "framework/mp/comm.hpp"
+#include "tilepipe/mp.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
+#include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/wait_policy.hpp"
 #include "framework/topology/topology.hpp"
 
 using namespace tp::mp;
@@ -151,10 +157,10 @@ TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
 // still finish, after its park timeout: the bench shows that).
 TEST(MpP2p, ManySendersIntoOneFullQueueAllArrive) {
     static constexpr int kRanks = 13, kMessages = 60, kInts = 2000;  // 8000 B: a streamed message
-    TilesOptions o = ranks(kRanks);
-    o.wait.spin_rounds = 0;  // park at once: a sender nobody rings sleeps its park timeout
-    o.wait.yield_rounds = 0;
-    run_tiles(o, [](Comm& c) {
+    tp::WaitPolicy park_at_once;  // a sender nobody rings sleeps its park timeout
+    park_at_once.spin_rounds = 0;
+    park_at_once.yield_rounds = 0;
+    run_tiles(ranks(kRanks), park_at_once, [](Comm& c) {
         if (c.rank() != 0) {
             for (int m = 0; m < kMessages; ++m) {
                 std::vector<int> v = pattern(kInts, c.rank() * 1000 + m);
@@ -545,4 +551,99 @@ TEST(MpPlacement, SixteenRanksFillTheEpiphanyMesh) {
     TilesOptions o = ranks(17);
     o.topology = "epiphany16";
     EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
+}
+
+// Ranks that outnumber the CPUs (4 pinned ranks on this host's CPUs) park while they wait,
+// and each must be rung by the peer that gives it something to do: a wait that sleeps out
+// the park timeout is a wake-up lost (it cost a long message 2 ms or more per step). Counted
+// per rank over a 256 KiB sendrecv_replace ring (segments, grants and credits through the
+// queues) and blocking ping-pongs of long messages (direct copies), with the spin and
+// yield phases off so that every wait parks.
+TEST(MpWakeups, RanksSharingCpusNeverSleepOutTheParkTimeout) {
+    TilesOptions o;
+    o.ranks = 4;  // pinned
+    tp::WaitPolicy park_at_once;
+    park_at_once.spin_rounds = 0;
+    park_at_once.yield_rounds = 0;
+    park_at_once.park_timeout = std::chrono::seconds(2);  // no peer is legitimately busy this long
+    std::vector<uint64_t> timeouts(4, 0);
+    run_tiles(o, park_at_once, [&](Comm& c) {
+        Cart ring = c.cart_create({4}, {true});
+        const Cart::Shift s = ring.shift(0, 1);
+        const int n = 65536;  // 256 KiB of int
+        std::vector<int> v = pattern(n, c.rank());
+        for (int step = 1; step <= 8; ++step) {
+            c.sendrecv_replace(v.data(), n, s.dest, 1, s.source, 1);
+            ASSERT_EQ(v[n - 1], pattern(n, ((c.rank() - step) % 4 + 4) % 4)[n - 1]);
+        }
+        for (int bytes : {32768, 262144, 1048576}) {
+            std::vector<char> buf(bytes, 1);
+            for (int i = 0; i < 6 && c.rank() < 2; ++i) {
+                if (c.rank() == 0) {
+                    c.send(buf.data(), bytes, 1, 2);
+                    c.recv(buf.data(), bytes, 1, 2);
+                } else {
+                    c.recv(buf.data(), bytes, 0, 2);
+                    c.send(buf.data(), bytes, 0, 2);
+                }
+            }
+            c.barrier();
+        }
+        timeouts[c.rank()] = dynamic_cast<detail::TilesComm&>(c).park_timeouts();
+    });
+    EXPECT_EQ(timeouts, std::vector<uint64_t>(4, 0));
+}
+
+// A busy thread of the lowest priority on every CPU the ranks run on (another program's work):
+// a rank that waits by giving its CPU away without being registered for a wake-up gets it back
+// only at the next scheduler tick (4 ms at HZ=250), however soon its peer answers; one that
+// sleeps on its doorbell is woken by the answer and runs at once. A ping-pong of long messages
+// (direct copies) and a sendrecv_replace ring, timed per step.
+TEST(MpWakeups, ARankWaitingBehindOtherWorkOnItsCpuIsWokenByItsPeersAnswer) {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> hogs;
+    for (int cpu : tp::allowed_cpus())
+        hogs.emplace_back([&stop, cpu] {
+            tp::pin_current_thread(cpu);
+            const sched_param none{};
+            sched_setscheduler(0, SCHED_IDLE, &none);  // this thread: below any nice level
+            while (!stop.load(std::memory_order_relaxed)) tp::cpu_pause();  // relaxed: a flag
+        });
+    constexpr int kRounds = 200;
+    double pingpong_ms = 0, ring_ms = 0;
+    TilesOptions o;
+    o.ranks = 2;  // pinned
+    run_tiles(o, [&](Comm& c) {
+        std::vector<char> buf(32768, 1);
+        c.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kRounds; ++i) {
+            if (c.rank() == 0) {
+                c.send(buf.data(), 32768, 1, 0);
+                c.recv(buf.data(), 32768, 1, 0);
+            } else {
+                c.recv(buf.data(), 32768, 0, 0);
+                c.send(buf.data(), 32768, 0, 0);
+            }
+        }
+        const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - t0;
+        if (c.rank() == 0) pingpong_ms = took.count() / kRounds;
+    });
+    o.ranks = 4;  // two per CPU on 2 CPUs
+    run_tiles(o, [&](Comm& c) {
+        Cart ring = c.cart_create({4}, {true});
+        const Cart::Shift s = ring.shift(0, 1);
+        std::vector<int> v = pattern(65536, c.rank());  // 256 KiB
+        c.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kRounds / 4; ++i) c.sendrecv_replace(v.data(), 65536, s.dest, 1, s.source, 1);
+        const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - t0;
+        if (c.rank() == 0) ring_ms = took.count() / (kRounds / 4);
+    });
+    stop = true;
+    for (std::thread& t : hogs) t.join();
+    // Bounds with room for a loaded machine: a rank left for the tick costs a round trip two
+    // ticks (about 20 ms measured), a ring step of hundreds of segments many (about 90 ms).
+    EXPECT_LT(pingpong_ms, 4.0) << "a round trip of 32 KiB waited for scheduler ticks";
+    EXPECT_LT(ring_ms, 10.0) << "a 256 KiB ring step waited for scheduler ticks";
 }

@@ -173,9 +173,12 @@ TEST_F(PcapSinkTest, FramesLongerThanSnaplenAreCutAndKeepTheirOriginalLength) {
     }
 }
 
-TEST_F(PcapSinkTest, RecordsCarryTheWallClockInNanoseconds) {
+// Packets without a capture time (here a replay told to carry none) are stamped with the time
+// they were written.
+TEST_F(PcapSinkTest, RecordsOfPacketsWithoutACaptureTimeCarryTheWallClockInNanoseconds) {
     const std::string out = dir_ + "/clock.pcap";
-    PcapSource src(params_of("pcap", {{"file", test::pcaps_dir() + "/tcpdump__802.1ad_QinQ.pcap"}}));
+    PcapSource src(params_of("pcap", {{"file", test::pcaps_dir() + "/tcpdump__802.1ad_QinQ.pcap"},
+                                      {"timestamps", "replay"}}));
     PcapSink sink(params_of("pcap_out", {{"file", out}}));
     MbufPool pool = app_pool();
     StageEnv env{&pool, "node", 0};

@@ -256,6 +256,81 @@ TEST_F(PortTest, RxPcapDeviceReplaysAsManyPacketsAsThePcapStageAndEndsOnItsOwn) 
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 
+// A capture of another link type through a port carries the same Ethernet frames the pcap
+// source replays from it (Linux cooked: every packet an IP packet, not `non_ip`; radiotap:
+// 802.11 data frames as Ethernet, management frames skipped and counted), in order, whether
+// the port is made from `file` or named as a net_pcap device.
+TEST_F(PortTest, ACookedOrRadiotapCaptureThroughAPortBecomesThePcapSourcesEthernetFrames) {
+    int next_dev = 40;
+    for (const char* name : {"pcpp__sll.pcap", "zeek__radiotap.pcap", "zeek__linux_dlt_sll2.pcap"}) {
+        SCOPED_TRACE(name);
+        const std::string file = test::pcaps_dir() + "/" + name;
+        MbufPool pool = app_pool(8191);
+        auto collect = [&](Stage& src, uint64_t& skipped) {
+            std::vector<std::vector<uint8_t>> frames;
+            const auto t0 = Clock::now();
+            for (;;) {
+                Burst b;
+                const SourceStatus st = src.produce(b);
+                if (st == SourceStatus::Done || Clock::now() - t0 > std::chrono::seconds(30)) break;
+                for (const PacketDesc& d : b) {
+                    const auto* p = rte_pktmbuf_mtod(d.mbuf, const uint8_t*);
+                    EXPECT_EQ(d.length, rte_pktmbuf_pkt_len(d.mbuf));
+                    frames.emplace_back(p, p + rte_pktmbuf_data_len(d.mbuf));
+                    rte_pktmbuf_free(d.mbuf);
+                }
+            }
+            src.close();
+            skipped = 0;
+            for (size_t e = 0; e < src.events().size(); ++e)
+                if (src.events()[e] == "capture.skipped_records") skipped = src.stats().event[e].get();
+            return frames;
+        };
+        uint64_t ref_skipped = 0, port_skipped = 0, dev_skipped = 0;
+        PcapSource reference(params_of("pcap", {{"file", file}}));
+        StageEnv ref_env{&pool, "ref", 0};
+        reference.open(ref_env);
+        const auto want = collect(reference, ref_skipped);
+        ASSERT_GT(want.size(), 0u);
+        ASSERT_NE(want[0][12] << 8 | want[0][13], 0x0000) << "an EtherType";
+
+        PortSource::check_params(params_of("port", {{"file", file}}));  // validate: accepted
+        PortSource from_file(params_of("port", {{"file", file}}));
+        StageEnv env{&pool, "in", 0};
+        from_file.open(env);
+        EXPECT_EQ(collect(from_file, port_skipped), want);
+        EXPECT_EQ(port_skipped, ref_skipped);
+
+        PortSource from_device(params_of("port", {{"device", "net_pcap" + std::to_string(next_dev++) + ",rx_pcap=" + file}}));
+        from_device.open(env);
+        EXPECT_EQ(collect(from_device, dev_skipped), want);
+        EXPECT_EQ(dev_skipped, ref_skipped);
+        EXPECT_EQ(pool.available(), pool.capacity());
+    }
+}
+
+// A link type with no Ethernet form cannot go through a port: refused where it is named, by
+// validate (check_params) as by open.
+TEST_F(PortTest, ACaptureOfALinkTypeWithNoEthernetFormIsRefusedAtTheDevice) {
+    const std::string file = dir_ + "/atm.pcap";
+    {
+        // A classic pcap header (microseconds, snaplen 65535) of link type ATM_RFC1483 (11).
+        const uint32_t header[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 11};
+        FILE* f = std::fopen(file.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        std::fwrite(header, sizeof header, 1, f);
+        std::fclose(f);
+    }
+    try {
+        PortSource::check_params(params_of("port", {{"device", "net_pcap49,rx_pcap=" + file}}));
+        ADD_FAILURE() << "accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(e.where().str(), "app.yaml:2:5");
+        EXPECT_NE(e.message().find("link type ATM_RFC1483 (11) cannot be carried by a port"), std::string::npos)
+            << e.message();
+    }
+}
+
 TEST_F(PortTest, PacketsLostForWantOfMbufsAreCountedBeforeTheSourceAndTheFileIsStillReadToItsEnd) {
     // While the app holds every mbuf, each poll of net_pcap reads a record it cannot store: a
     // packet lost before the source (rx_nombuf). A long stall must not end the replay early.

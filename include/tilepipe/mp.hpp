@@ -1,0 +1,327 @@
+/// @file
+/// Message passing: the MPI subset scientific codes use, written once against tp::mp::Comm and
+/// run on two backends.
+///
+///  - `tiles` (run_tiles, in libtilepipe): every rank is a thread of this process, placed on a
+///    tile of the mesh and pinned like an app's tiles; messages travel over tilepipe's on-chip
+///    network (queues in shared memory).
+///  - `mpi` (run_mpi, in libtilepipe-mpi, `pkg-config --cflags --libs tilepipe-mpi`): every
+///    rank is a process of MPI_COMM_WORLD (Open MPI), started by `mpirun -np N`.
+///
+/// A program:
+///
+///     #include <tilepipe/mp.hpp>
+///     int main() {
+///         tp::mp::TilesOptions o;
+///         o.ranks = 4;
+///         tp::mp::run_tiles(o, [](tp::mp::Comm& c) {
+///             int token = c.rank();
+///             const int right = (c.rank() + 1) % c.size(), left = (c.rank() + c.size() - 1) % c.size();
+///             c.sendrecv_replace(&token, 1, right, 0, left, 0);   // token == left
+///         });
+///     }
+///
+/// Semantics follow MPI's: a send matches the first posted receive whose source (or
+/// any_source) and tag (or any_tag) fit; messages between one pair with matching tags are
+/// received in the order sent; a receive whose buffer is shorter than the message is an error
+/// (truncation); Status carries source, tag and count (elements of the receive's type). Sends
+/// to and receives from proc_null complete at once. Counts, ranks and tags are checked before
+/// anything moves: a bad one throws mp::Error naming the rank and the call. Collectives must
+/// be called by every rank in the same order; the tiles backend detects a mismatch (another
+/// collective, root or count) and a peer that finished while others wait on it, and throws
+/// mp::Error instead of hanging.
+///
+/// Thread-safety: a Comm belongs to its rank: only the thread running that rank's function
+/// calls it. Every call blocks its rank until the operation is complete (isend/irecv: until
+/// the operation is started; wait completes it); a blocked tiles rank spins briefly, then
+/// sleeps until a peer gives it something to do, so ranks may outnumber CPUs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tp::mp {
+
+/// A receive's source that matches a message from any rank (MPI_ANY_SOURCE).
+inline constexpr int any_source = -1;
+/// A receive's tag that matches any tag (MPI_ANY_TAG).
+inline constexpr int any_tag = -1;
+/// A rank that is no rank: a send to it or a receive from it completes at once, moving
+/// nothing (MPI_PROC_NULL; Cart::shift gives it past a non-periodic edge).
+inline constexpr int proc_null = -2;
+/// The largest tag (MPI guarantees at least this).
+inline constexpr int tag_ub = 32767;
+
+/// An error of one rank's call: what() reads "rank R: CALL: what" (e.g. "rank 2: send:
+/// destination rank 3 is out of range (size 3)").
+class Error : public std::runtime_error {
+public:
+    /// An error of `call` on `rank`, saying `what`.
+    Error(int rank, const std::string& call, const std::string& what)
+        : std::runtime_error("rank " + std::to_string(rank) + ": " + call + ": " + what), rank_(rank), call_(call) {}
+    /// The rank whose call failed.
+    int rank() const { return rank_; }
+    /// The call that failed ("send", "barrier", ...).
+    const std::string& call() const { return call_; }
+
+private:
+    int rank_;
+    std::string call_;
+};
+
+/// An element type of a reduction (Byte: anything else, moved as bytes).
+enum class Type { Byte, Int, Float, Double };
+/// A reduction's operation.
+enum class Op { Sum, Max, Min };
+
+/// The Type of T: Int, Float, Double, or Byte for any other type.
+template <typename T>
+constexpr Type type_of() {
+    if constexpr (std::is_same_v<T, int>) return Type::Int;
+    else if constexpr (std::is_same_v<T, float>) return Type::Float;
+    else if constexpr (std::is_same_v<T, double>) return Type::Double;
+    else return Type::Byte;
+}
+/// Bytes of one element of `t` (1 for Byte).
+size_t type_size(Type t);
+/// Combines `count` elements of type `t` of `in` into `acc` by `op` (a backend's reduction step).
+void combine(void* acc, const void* in, int count, Type t, Op op);
+
+/// What a completed receive got.
+struct Status {
+    int source = proc_null;  ///< the sender (proc_null for a receive from proc_null)
+    int tag = any_tag;       ///< the message's tag
+    int count = 0;           ///< elements of the receive's type
+    size_t bytes = 0;        ///< the message's length in bytes
+};
+
+/// A pending isend or irecv; complete it with Comm::wait or Comm::waitall, once. Every request
+/// started must be waited before the rank's function returns (the tiles backend reports one
+/// that was not).
+struct Request {
+    int slot = -1;      ///< the backend's operation; -1: nothing to wait for (proc_null, or waited)
+    uint32_t elem = 1;  ///< element size of the receive, for Status::count
+};
+
+/// What a backend reports of a receive, in bytes (Comm converts it to a Status).
+struct RawStatus {
+    int source = proc_null;  ///< the sender
+    int tag = any_tag;       ///< the message's tag
+    size_t bytes = 0;        ///< the message's length
+};
+
+class Cart;
+
+/// One rank's communicator over every rank of the run (MPI_COMM_WORLD). The calls are
+/// templates over the element type T (any trivially copyable type; reductions: int, float or
+/// double); `count` is in elements. Each call throws mp::Error for a bad argument, a truncated
+/// receive, or (tiles) a mismatched collective or a peer that finished first.
+/// Thread-safety: only the rank's own thread calls it.
+class Comm {
+public:
+    virtual ~Comm() = default;
+    /// This rank, 0..size()-1.
+    virtual int rank() const = 0;
+    /// The number of ranks.
+    virtual int size() const = 0;
+    /// "tiles" or "mpi".
+    virtual const char* backend() const = 0;
+
+    /// Sends `count` elements at `buf` to rank `dest` (or proc_null) with `tag` (0..tag_ub).
+    /// Blocks until `buf` may be reused: a short message is copied out at once, a long one
+    /// once the matching receive has taken it.
+    template <typename T>
+    void send(const T* buf, int count, int dest, int tag) {
+        if (check_send("send", count, sizeof(T), dest, tag)) send_bytes(buf, size_t(count) * sizeof(T), dest, tag);
+    }
+    /// Receives a message of at most `count` elements into `buf` from `source` (a rank,
+    /// any_source or proc_null) with `tag` (or any_tag). Blocks until it has arrived whole.
+    /// Throws mp::Error when the message is longer than `count` elements (truncation).
+    template <typename T>
+    Status recv(T* buf, int count, int source, int tag) {
+        if (!check_recv("recv", count, sizeof(T), source, tag)) return null_status();
+        return typed<T>(recv_bytes(buf, size_t(count) * sizeof(T), source, tag));
+    }
+    /// Starts sending `count` elements at `buf` to `dest`; returns at once. `buf` must stay
+    /// unchanged until wait() on the request returns.
+    template <typename T>
+    Request isend(const T* buf, int count, int dest, int tag) {
+        if (!check_send("isend", count, sizeof(T), dest, tag)) return Request{};
+        return isend_bytes(buf, size_t(count) * sizeof(T), dest, tag);
+    }
+    /// Starts receiving into `buf` (at most `count` elements) from `source` with `tag`;
+    /// returns at once. `buf` holds the message once wait() on the request returns.
+    template <typename T>
+    Request irecv(T* buf, int count, int source, int tag) {
+        if (!check_recv("irecv", count, sizeof(T), source, tag)) return Request{};
+        Request r = irecv_bytes(buf, size_t(count) * sizeof(T), source, tag);
+        r.elem = sizeof(T);
+        return r;
+    }
+    /// Blocks until the operation of `r` is complete; returns its Status (a send's is empty)
+    /// and leaves `r` empty. A request already waited (or empty) returns at once.
+    Status wait(Request& r);
+    /// wait() on each request, in order; their Statuses in the same order.
+    std::vector<Status> waitall(std::span<Request> rs);
+
+    /// Sends `scount` elements of `sbuf` to `dest` and receives at most `rcount` elements into
+    /// `rbuf` from `source`, both at once (no deadlock when two ranks exchange). Blocks until
+    /// both are complete; returns the receive's Status.
+    template <typename T>
+    Status sendrecv(const T* sbuf, int scount, int dest, int stag, T* rbuf, int rcount, int source, int rtag) {
+        const bool s = check_send("sendrecv", scount, sizeof(T), dest, stag);
+        const bool r = check_recv("sendrecv", rcount, sizeof(T), source, rtag);
+        return typed<T>(sendrecv_bytes(sbuf, s ? size_t(scount) * sizeof(T) : 0, s ? dest : proc_null, stag, rbuf,
+                                       r ? size_t(rcount) * sizeof(T) : 0, r ? source : proc_null, rtag));
+    }
+    /// Sends `count` elements of `buf` to `dest` and receives `count` elements from `source`
+    /// into the same `buf`. The tiles backend moves the message in segments through a staging
+    /// ring of TilesOptions::replace_buffer bytes, never the whole message at once. Blocks
+    /// until both are complete; returns the receive's Status.
+    template <typename T>
+    Status sendrecv_replace(T* buf, int count, int dest, int stag, int source, int rtag) {
+        const bool s = check_send("sendrecv_replace", count, sizeof(T), dest, stag);
+        const bool r = check_recv("sendrecv_replace", count, sizeof(T), source, rtag);
+        return typed<T>(replace_bytes(buf, size_t(count) * sizeof(T), s ? dest : proc_null, stag,
+                                      r ? source : proc_null, rtag));
+    }
+
+    /// Blocks until every rank has called barrier(). Collective: every rank calls it.
+    virtual void barrier() = 0;
+    /// Copies `count` elements of `buf` at rank `root` into `buf` at every rank. Collective;
+    /// blocks until this rank's part is done.
+    template <typename T>
+    void bcast(T* buf, int count, int root) {
+        check_collective("bcast", count, sizeof(T), root);
+        bcast_bytes(buf, size_t(count) * sizeof(T), root);
+    }
+    /// Combines `count` elements of every rank's `send` by `op` into `recv` at `root` (`recv`
+    /// may be nullptr elsewhere). T: int, float or double. Collective.
+    template <typename T>
+    void reduce(const T* send, T* recv, int count, Op op, int root) {
+        static_assert(type_of<T>() != Type::Byte, "reduce works on int, float and double");
+        check_collective("reduce", count, sizeof(T), root);
+        reduce_raw(send, recv, count, type_of<T>(), op, root);
+    }
+    /// reduce() whose result lands in `recv` at every rank. Collective.
+    template <typename T>
+    void allreduce(const T* send, T* recv, int count, Op op) {
+        static_assert(type_of<T>() != Type::Byte, "allreduce works on int, float and double");
+        check_collective("allreduce", count, sizeof(T), 0);
+        allreduce_raw(send, recv, count, type_of<T>(), op);
+    }
+
+    /// A Cartesian view of this communicator: `dims` (their product: size()), `periods` (one
+    /// per dimension: does it wrap). Ranks in row-major order, the last dimension varying
+    /// fastest, as MPI_Cart_create without reordering. Throws mp::Error for a shape that does
+    /// not hold size() ranks. Not collective (nothing moves).
+    Cart cart_create(std::vector<int> dims, std::vector<bool> periods);
+
+protected:
+    // What a backend implements, in bytes; the public calls above have checked the arguments
+    // (a proc_null peer never reaches send_bytes/recv_bytes/isend/irecv). Each blocks as the
+    // public call it serves does, on the rank's own thread.
+
+    /// send(): `bytes` at `buf` to `dest` with `tag`.
+    virtual void send_bytes(const void* buf, size_t bytes, int dest, int tag) = 0;
+    /// recv(): at most `cap` bytes into `buf` from `source` (or any_source) with `tag` (or any_tag).
+    virtual RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) = 0;
+    /// isend(): starts the send; its Request's slot names it to wait_raw().
+    virtual Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) = 0;
+    /// irecv(): starts the receive; its Request's slot names it to wait_raw().
+    virtual Request irecv_bytes(void* buf, size_t cap, int source, int tag) = 0;
+    /// wait(): completes the operation of `r` (a send's RawStatus is empty).
+    virtual RawStatus wait_raw(Request& r) = 0;
+    /// sendrecv(): a proc_null `dest` or `source` (with 0 bytes) means that half does nothing.
+    virtual RawStatus sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
+                                     int source, int rtag) = 0;
+    /// sendrecv_replace(): `bytes` of `buf` out to `dest`, as many in from `source` into `buf`.
+    virtual RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) = 0;
+    /// bcast(): `bytes` of `buf` from `root` to every rank.
+    virtual void bcast_bytes(void* buf, size_t bytes, int root) = 0;
+    /// reduce(): `count` elements of type `t` combined by `op` into `recv` at `root`.
+    virtual void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) = 0;
+    /// allreduce(): as reduce_raw, the result at every rank.
+    virtual void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) = 0;
+
+    /// Throws mp::Error "rank R: call: what".
+    [[noreturn]] void fail(const std::string& call, const std::string& what) const { throw Error(rank(), call, what); }
+
+private:
+    // False for proc_null (nothing to do); throws Error for a bad argument.
+    bool check_send(const char* call, int count, size_t elem, int dest, int tag) const;
+    bool check_recv(const char* call, int count, size_t elem, int source, int tag) const;
+    void check_collective(const char* call, int count, size_t elem, int root) const;
+    template <typename T>
+    static Status typed(const RawStatus& s) {
+        return Status{s.source, s.tag, static_cast<int>(s.bytes / sizeof(T)), s.bytes};
+    }
+    static Status null_status() { return Status{}; }
+};
+
+/// A Cartesian grid over a Comm (Comm::cart_create). Holds a reference to the Comm: use it
+/// while the Comm lives, from the rank's own thread.
+class Cart {
+public:
+    /// See Comm::cart_create.
+    Cart(Comm& comm, std::vector<int> dims, std::vector<bool> periods);
+    /// The communicator.
+    Comm& comm() const { return *comm_; }
+    /// The number of dimensions.
+    int ndims() const { return static_cast<int>(dims_.size()); }
+    /// The extent of each dimension.
+    const std::vector<int>& dims() const { return dims_; }
+    /// The coordinates of `rank`; throws mp::Error for a rank out of range.
+    std::vector<int> coords(int rank) const;
+    /// The rank at `coords`: a periodic dimension wraps, a coordinate outside a non-periodic
+    /// one throws mp::Error.
+    int rank(const std::vector<int>& coords) const;
+    /// The neighbours of a shift (MPI_Cart_shift).
+    struct Shift {
+        int source = proc_null;  ///< whom this rank receives from
+        int dest = proc_null;    ///< whom it sends to
+    };
+    /// The neighbours `disp` steps along `dim` (proc_null past a non-periodic edge).
+    Shift shift(int dim, int disp) const;
+
+private:
+    Comm* comm_;
+    std::vector<int> dims_;
+    std::vector<bool> periods_;
+};
+
+/// How run_tiles places and connects its ranks.
+struct TilesOptions {
+    int ranks = 4;                     ///< threads, one per rank (1..4096)
+    std::string topology;              ///< a mesh preset (epiphany16, tilepro64, ...); empty: the host's CPUs
+    std::string placement = "linear";  ///< linear, snake or compact (rank r on the r-th tile placed)
+    size_t replace_buffer = 65536;     ///< bytes sendrecv_replace stages at most (at least 1008)
+    uint32_t credits = 32;             ///< segments in flight from one rank to another (at least 2)
+    bool pin = true;                   ///< pin each rank's thread to its tile's CPU
+};
+
+/// Runs `fn` once per rank, each on a thread of its own with that rank's Comm, and returns
+/// when every rank's `fn` has returned. Blocks the caller meanwhile. Throws the first error a
+/// rank raised (an mp::Error names the rank and the call; an exception of another type comes
+/// back as mp::Error of the call "rank function"; ranks that then failed waiting on that rank
+/// are not reported), mp::Error "finalize" for a request never waited, or
+/// std::invalid_argument for options the topology cannot hold. Thread-safe: several calls may
+/// run at once (each is a world of its own).
+void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn);
+
+/// The mpi backend (in libtilepipe-mpi: `pkg-config --libs tilepipe-mpi`): initialises MPI
+/// with `argc`/`argv` (MPI may take its own arguments out of them), runs `fn` on this
+/// process's rank of MPI_COMM_WORLD, finalises MPI, and returns the process's exit status (0).
+/// An exception out of `fn` is printed as "PROGRAM: rank R: CALL: what" on stderr (PROGRAM is
+/// `program`) and aborts every rank (MPI_Abort, status 1), so that no rank waits for ever on
+/// one that failed. Call it once per process, from the main thread; start the program with
+/// `mpirun -np N PROGRAM` (run alone it is one rank).
+int run_mpi(int& argc, char**& argv, const char* program, const std::function<void(Comm&)>& fn);
+
+}  // namespace tp::mp
