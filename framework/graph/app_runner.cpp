@@ -426,6 +426,10 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
     r.app = app_.name;
     r.header.topology = plan_.topology.name();
     r.threads = scheduler_->threads();
+    for (size_t t = 0; t < r.threads; ++t) {
+        const Doorbell* b = scheduler_->bell(t);
+        r.waits.push_back({scheduler_->cpu(t), b->wakeups(), b->park_timeouts()});
+    }
     // The timed window: first packet emitted to the last a sink took (or, when no sink took
     // any, the last a stage handled: everything was dropped on the way).
     const double hz = double(rte_get_tsc_hz());

@@ -76,6 +76,12 @@ nlohmann::json ports_json(const StageReport& st) {
         ports.push_back({{"port", p.port}, {"to", p.to}, {"packets", p.packets}});
     return ports;
 }
+nlohmann::json waits_json(const std::vector<ThreadWaits>& waits) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ThreadWaits& w : waits)
+        out.push_back({{"cpu", w.cpu}, {"wakeups", w.wakeups}, {"park_timeouts", w.park_timeouts}});
+    return out;
+}
 }  // namespace
 
 double StageReport::cycles_per_packet() const {
@@ -232,6 +238,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"cut_short", cut},
             {"pools_full", r.pools_full()},
             {"threads", r.threads},
+            {"thread_waits", waits_json(r.waits)},
             {"stages", stages},
             {"tiles", tiles},
             {"channels", channels},

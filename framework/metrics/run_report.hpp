@@ -74,6 +74,14 @@ struct PoolReport {
     uint64_t available = 0;
 };
 
+// How a tile thread's idle waits ended: woken by a producer's ring, or by the park timeout
+// (idle for longer than it, or a wake-up that came late or was lost: a figure to watch).
+struct ThreadWaits {
+    int cpu = -1;
+    uint64_t wakeups = 0;
+    uint64_t park_timeouts = 0;
+};
+
 // A node whose tile caught an exception: the run stopped early because of it.
 struct FailureReport {
     std::string node;
@@ -116,6 +124,7 @@ struct RunReport {
     int64_t unaccounted = 0;       // packets - delivered - drops
     uint64_t lost_before_source = 0;  // sum of the sources' lost_before
     size_t threads = 0;
+    std::vector<ThreadWaits> waits;  // per tile thread
     std::vector<StageReport> stages;
     std::vector<TileReport> tiles;
     std::vector<ChannelReport> channels;

@@ -897,3 +897,23 @@ TEST(AppRunner, AFarmOfRoutersSendsEachPortsShareOnItsDeviceAndTheReportCountsIt
 
 }  // namespace
 }  // namespace tp
+
+namespace tp {
+namespace {
+
+TEST(AppRunnerWaits, EachTileThreadReportsHowItsIdleWaitsEnded) {
+    // Parked at once whenever idle, each tile thread is woken by its producers' rings: the
+    // report says how many times, and how many waits ended by the park timeout instead.
+    const RunReport r = run_yaml("runtime: { threads: per_tile, idle: park }\npipeline:\n"
+                                 "  - { stage: synth, count: 20000 }\n  - pass\n  - drop\n");
+    ASSERT_EQ(r.waits.size(), r.threads);
+    uint64_t wakeups = 0;
+    for (const ThreadWaits& w : r.waits) wakeups += w.wakeups;
+    EXPECT_GT(wakeups, 0u) << "downstream tiles park between bursts and are rung awake";
+    const nlohmann::json j = to_json(r);
+    ASSERT_EQ(j["thread_waits"].size(), r.threads);
+    EXPECT_TRUE(j["thread_waits"][0].contains("park_timeouts"));
+}
+
+}  // namespace
+}  // namespace tp
