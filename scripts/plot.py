@@ -23,6 +23,7 @@ Matplotlib missing: exit status 1 saying how to install it.
 import argparse
 import json
 import math
+import os
 import sys
 
 DPI = 100
@@ -502,9 +503,10 @@ PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong":
 def main(argv):
     parser = argparse.ArgumentParser(prog="tilepipe plot", description=__doc__.split("\n")[0])
     parser.add_argument("report", help="a JSON file tilepipe wrote")
-    parser.add_argument("-o", "--output", help="the PNG to write (default: REPORT with .png)")
+    parser.add_argument("-o", "--output", help="the PNG to write (default: REPORT with its extension replaced by .png)")
     args = parser.parse_args(argv)
-    out = args.output or (args.report[:-5] if args.report.endswith(".json") else args.report) + ".png"
+    # r.json -> r.png, stats.jsonl -> stats.png: the extension, whatever it is, becomes .png.
+    out = args.output or os.path.splitext(args.report)[0] + ".png"
     try:
         doc = load(args.report)
         kind = kind_of(doc)

@@ -19,6 +19,7 @@
 
 #include "apps/bench/benches.hpp"
 #include "apps/mp/driver.hpp"
+#include "framework/output/json_out.hpp"
 
 namespace tp::bench {
 
@@ -134,12 +135,9 @@ int run_pingpong_both(const mp::KernelOptions& base, unsigned rounds) {
     const double ratio = table[smallest]["tiles"] / table[smallest]["mpi"];
     std::printf("%zu-byte one-way: tiles / mpi = %.2f (median of %u interleaved rounds)\n", smallest, ratio, rounds);
     if (!o.json.empty()) {
-        std::ofstream f(o.json);
-        f << nlohmann::json{{"bench", "mp-pingpong"}, {"rounds", rounds}, {"rows", rows}, {"fit", fits},
-                            {"small_ratio", ratio}}
-                 .dump(2)
-          << "\n";
-        if (!f) throw std::runtime_error("cannot write " + o.json);
+        write_json_text(o.json, nlohmann::json{{"bench", "mp-pingpong"}, {"rounds", rounds}, {"rows", rows}, {"fit", fits},
+                                               {"small_ratio", ratio}}
+                                        .dump(2) + "\n");
     }
     return 0;
 }

@@ -58,6 +58,15 @@ TEST(Plot, DrawsARunReportAndItsIntervalStats) {
     ASSERT_EQ(r.status, 0) << r.err;
     expect_plot(json, 1400, 1000, "run");
     expect_plot(stats, 1200, 800, "stats");
+    // Without -o, the PNG takes the file's name with its extension replaced, whatever it is.
+    for (const auto& [in, png] : {std::pair{json, tmp_path("run.png")}, std::pair{stats, tmp_path("stats.png")}}) {
+        fs::remove(png);
+        const CommandResult p = tilepipe("plot " + in);
+        EXPECT_EQ(p.status, 0) << p.err;
+        EXPECT_EQ(p.out.rfind(png + ": ", 0), 0u) << p.out;
+        EXPECT_TRUE(fs::exists(png)) << png;
+        fs::remove(png);
+    }
     fs::remove(json);
     fs::remove(stats);
 }
