@@ -25,10 +25,15 @@ Matplotlib missing: exit status 1 saying how to install it.
 import argparse
 import json
 import math
+import os
+import re
 import sys
 
 DPI = 100
 TOPOLOGY_SIZES = {"tilepro64": (8, 8), "epiphany16": (4, 4), "epiphany64": (8, 8)}
+# Tiles a preset keeps for the OS (framework/topology/topology.cpp), for a run report, which
+# does not list them (`topo --json` does: `reserved`).
+PRESET_RESERVED = {"tilepro64": [(x, 7) for x in range(1, 7)]}
 BENCH_KINDS = ("pingpong", "asym", "stream", "mapvec", "latency", "scaling")
 
 
@@ -120,6 +125,13 @@ def mesh_size(doc, cells):
     return max(xs) + 1, max(ys) + 1
 
 
+def reserved_tiles(doc):
+    listed = field(doc, "reserved")
+    if isinstance(listed, list):
+        return {(t[0], t[1]) for t in listed if isinstance(t, list) and len(t) == 2}
+    return set(PRESET_RESERVED.get(str(field(doc, "topology", "")), []))
+
+
 def draw_channels(ax, channels, node_tile):
     """Each pair of tiles linked by channels: one arrow along its XY route (x first, then y), labelled
     with the hops and, when several channels share it, their number. A channel within a tile: a loop."""
@@ -161,6 +173,23 @@ def draw_channels(ax, channels, node_tile):
     return reach
 
 
+def fit_name(name, chars):
+    """`name` in lines of at most `chars` characters, broken after its `.` and `/` separators
+    (`piped.1.` / `pass_4`), a part longer than a line cut with an ellipsis: a name never runs
+    into the next tile."""
+    if len(name) <= chars:
+        return name
+    lines, line = [], ""
+    for part in re.split(r"(?<=[./])", name):
+        if line and len(line) + len(part) > chars:
+            lines.append(line)
+            line = part
+        else:
+            line += part
+    lines.append(line)
+    return "\n".join(l if len(l) <= chars else l[:chars - 1] + "…" for l in lines)
+
+
 def draw_mesh(ax, doc, tiles, value_of, label, cmap_name, vmax=1.0):
     """Tiles as squares coloured by value_of(names on it); channels along their XY route with hops."""
     import matplotlib.pyplot as plt
@@ -177,21 +206,36 @@ def draw_mesh(ax, doc, tiles, value_of, label, cmap_name, vmax=1.0):
         node_tile[name] = cell
     width, height = mesh_size(doc, list(on_tile))
     cmap = plt.get_cmap(cmap_name)
+    reserved = reserved_tiles(doc)
+    ax.figure.reserved_marked = 0
+    # Characters a tile's line holds: its side in pixels (the axes' share of the figure, laid
+    # out square) over a character's width at the labels' size.
+    box = ax.get_position()
+    side = min(box.width * ax.figure.get_figwidth() / width, box.height * ax.figure.get_figheight() / height) * DPI
+    fontsize = 6 if width > 12 else 7
+    chars = max(4, int(0.9 * side / (0.62 * fontsize * DPI / 72)))
     for x in range(width):
         for y in range(height):
             names = on_tile.get((x, y))
+            if not names and (x, y) in reserved:  # kept for the OS: no node may go there
+                ax.add_patch(Rectangle((x - 0.45, y - 0.45), 0.9, 0.9, facecolor="#d9d9d9", edgecolor="#999999",
+                                       hatch="////", lw=0.8))
+                ax.text(x, y, "reserved", ha="center", va="center", fontsize=6, color="#555555",
+                        bbox=dict(boxstyle="round,pad=0.1", fc="#d9d9d9", ec="none"))
+                ax.figure.reserved_marked += 1
+                continue
             value = value_of(names) if names else None
             face = cmap(min(value / vmax, 1.0)) if value is not None else "#f2f2f2"
             ax.add_patch(Rectangle((x - 0.45, y - 0.45), 0.9, 0.9, facecolor=face, edgecolor="#999999", lw=0.8))
             if names:
-                text = "\n".join(n if len(n) <= 14 else n[:13] + "…" for n in names[:3])
+                text = "\n".join(fit_name(n, chars) for n in names[:3])
                 if len(names) > 3:
                     text += f"\n+{len(names) - 3}"
                 if value is not None and label:
                     text += f"\n{label(value)}"
                 dark = value is not None and value / vmax > 0.6
                 wide = width > 12  # narrow cells: names upright
-                ax.text(x, y, text, ha="center", va="center", fontsize=6 if wide else 7, rotation=90 if wide else 0,
+                ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, rotation=90 if wide else 0,
                         color="white" if dark else "black")
     reach = draw_channels(ax, doc.get("channels") or [], node_tile)
     ax.set_xlim(-0.6, width - 0.4)
@@ -514,9 +558,10 @@ PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong":
 def main(argv):
     parser = argparse.ArgumentParser(prog="tilepipe plot", description=__doc__.split("\n")[0])
     parser.add_argument("report", help="a JSON file tilepipe wrote")
-    parser.add_argument("-o", "--output", help="the PNG to write (default: REPORT with .png)")
+    parser.add_argument("-o", "--output", help="the PNG to write (default: REPORT with its extension replaced by .png)")
     args = parser.parse_args(argv)
-    out = args.output or (args.report[:-5] if args.report.endswith(".json") else args.report) + ".png"
+    # r.json -> r.png, stats.jsonl -> stats.png: the extension, whatever it is, becomes .png.
+    out = args.output or os.path.splitext(args.report)[0] + ".png"
     try:
         doc = load(args.report)
         kind = kind_of(doc)
@@ -539,7 +584,9 @@ def main(argv):
     except OSError as e:
         print(f"tilepipe plot: {out}: cannot write: {e.strerror}", file=sys.stderr)
         return 1
-    print(f"{out}: {kind} ({fig.get_figwidth() * DPI:.0f} x {fig.get_figheight() * DPI:.0f} px)")
+    marked = getattr(fig, "reserved_marked", 0)
+    print(f"{out}: {kind} ({fig.get_figwidth() * DPI:.0f} x {fig.get_figheight() * DPI:.0f} px"
+          + (f", {marked} reserved tiles marked" if marked else "") + ")")
     return 0
 
 

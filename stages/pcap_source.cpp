@@ -96,7 +96,7 @@ std::string PcapSource::stage_notes() {
 }
 
 PcapSource::PcapSource(const ParamValues& params)
-    : Stage(kKind), params_(params), loop_(params.get_uint("loop")) {
+    : Stage(kKind), params_(params), loop_(params.get_uint("loop")), limit_(params.get_uint("limit")) {
     truncated_event_ = declare_event("truncated_file");
     skipped_event_ = declare_event("capture.skipped_records");
     errors_event_ = declare_event("capture.errors");
@@ -336,7 +336,10 @@ struct PcapSource::StreamedFeed {
 
 template <typename Feed>
 SourceStatus PcapSource::replay(Feed& feed, Burst& b) {
-    const uint32_t ready = feed.ready(kBurstMax);
+    // `limit`: the replay ends after that many packets, whatever the loop (tcpreplay's --limit).
+    if (limit_ != 0 && cursor_.packets >= limit_) return SourceStatus::Done;
+    const uint32_t ready = limit_ == 0 ? feed.ready(kBurstMax)
+                                       : feed.ready(static_cast<uint32_t>(std::min<uint64_t>(kBurstMax, limit_ - cursor_.packets)));
     if (ready == 0) return feed.done() ? SourceStatus::Done : SourceStatus::Idle;
 
     double elapsed = 0;
@@ -416,6 +419,8 @@ uint32_t PcapSource::template_pool_available() const {
 TILEPIPE_STAGE(PcapSource, "pcap", "replay a pcap/pcapng capture (Ethernet, Linux cooked, raw IP, loopback, PPP, 802.11), preloaded or streamed from the file, at top speed or paced",
                param<std::string>("file", required, "capture to replay (pcap or pcapng; other link types get an Ethernet header)").input_file(),
                param<uint64_t>("loop", 1, "times the capture is replayed; 0 = until the app stops").between(0, UINT32_MAX),
+               param<uint64_t>("limit", 0, "end the replay after this many packets, loops included (0 = no limit; "
+                                           "`tilepipe run --limit N` sets it)"),
                param<double>("pps", 0, "pace at this many packets per second (0 = off)").at_least(0),
                param<double>("mbps", 0, "pace at this many megabits of frame bytes per second (0 = off)")
                    .at_least(0),

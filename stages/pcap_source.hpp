@@ -96,7 +96,10 @@ public:
     bool truncated() const { return truncated_; }
     // For the progress line: loop x records of a preloaded capture, set by open() (a stream
     // does not count its records ahead: no loop count, no time left).
-    EmitPlan emit_plan() const override { return EmitPlan{loop_ * template_packets_, template_packets_, loop_}; }
+    EmitPlan emit_plan() const override {
+        const uint64_t all = loop_ * template_packets_;  // 0: for ever
+        return EmitPlan{limit_ != 0 && (all == 0 || limit_ < all) ? limit_ : all, template_packets_, loop_};
+    }
     // The private template pool (preloaded or streamed), for accounting checks: full again
     // once close() ran.
     uint32_t template_pool_capacity() const;
@@ -128,6 +131,7 @@ private:
 
     ParamValues params_;
     uint64_t loop_ = 1;
+    uint64_t limit_ = 0;  // packets in all (`limit`); 0: as many as the loops give
     Pace pace_ = Pace::TopSpeed;
     double rate_ = 0;  // pps, mbps or speed, by pace_
 

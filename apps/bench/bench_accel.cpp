@@ -246,7 +246,7 @@ int run_accel(int argc, char** argv) {
                  {"Mtasks/s", "/mtasks_per_s", 3},
                  {"min", "/mtasks_min", 3},
                  {"max", "/mtasks_max", 3},
-                 {"us/task", "/us_per_task", 3},
+                 {"us/task", "/us_per_task", 3},  // one_by_one: the round trip
                  {"tilepipe_vs", "/tilepipe_vs", 2}});
     write_json(json, "accel", rows);
     if (wrong != 0) {

@@ -99,8 +99,7 @@ int run_latency(int argc, char** argv) {
             return 0;
         }
     const Args args(argc, argv, {"app", "percent", "pps", "seconds", "latency", "json"}, {});
-    const std::string conf = args.str("app", "conf/default.yaml");
-    const double seconds = positive(args.label("seconds"), args.str("seconds", "2"));
+    const std::string conf = example_file(args.str("app", "conf/default.yaml"), "--app");
     AppConfig app;
     try {
         app = load_app_config(conf);
@@ -108,6 +107,7 @@ int run_latency(int argc, char** argv) {
     } catch (const LocatedError& e) {
         throw std::invalid_argument(e.what());
     }
+    const double seconds = positive(args.label("seconds"), args.str("seconds", "2"));
     const std::string synth = synth_node(app, conf);
     std::vector<double> percents, rates;
     for (const auto& p : args.list("percent", {"10", "20", "30", "40", "50", "60", "70", "80", "90", "100"}))

@@ -6,6 +6,7 @@
 
 #include "apps/bench/bench.hpp"
 #include "apps/bench/benches.hpp"
+#include "framework/output/json_out.hpp"
 
 namespace tp::bench {
 
@@ -37,6 +38,13 @@ int main(int argc, char** argv) {
     }
     const std::string name = argv[1];
     try {
+        // `--json -`: the JSON alone on standard output, tables and notes on standard error.
+        for (int i = 2; i < argc; ++i)
+            if ((std::strcmp(argv[i], "--json") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "-") == 0) ||
+                std::strcmp(argv[i], "--json=-") == 0) {
+                divert_stdout_to_stderr();
+                break;
+            }
         if (name == "pingpong") return run_pingpong(argc, argv);
         if (name == "stream") return run_stream(argc, argv);
         if (name == "asym") return run_asym(argc, argv);

@@ -19,6 +19,7 @@
 
 #include "apps/bench/benches.hpp"
 #include "apps/mp/driver.hpp"
+#include "framework/output/json_out.hpp"
 
 namespace tp::bench {
 
@@ -146,9 +147,7 @@ int run_pingpong(const mp::KernelOptions& base, unsigned rounds, const std::vect
         report["small_ratio"] = ratio;
     }
     if (!o.json.empty()) {
-        std::ofstream f(o.json);
-        f << report.dump(2) << "\n";
-        if (!f) throw std::runtime_error("cannot write " + o.json);
+        write_json_text(o.json, report.dump(2) + "\n");
     }
     return 0;
 }

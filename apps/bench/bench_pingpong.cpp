@@ -77,8 +77,9 @@ int run_pingpong(int argc, char** argv) {
     if (args.has("hops")) {
         const HopPair hp = pick_hop_pair(Topology::preset(args.str("topology", "host")),
                                          static_cast<int>(args.num("hops", 1)), allowed_cpus());
+        // No figures that would mean nothing: a user's error (exit 2) saying why.
+        if (!hp.ok) throw std::invalid_argument("--hops " + args.str("hops", "") + ": " + hp.note);
         std::printf("pingpong --hops: %s\n", hp.note.c_str());
-        if (!hp.ok) return 0;  // no figures that would mean nothing
         c.cpu_a = hp.cpu_a;
         c.cpu_b = hp.cpu_b;
         placement = hp.note;

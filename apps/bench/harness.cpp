@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -16,6 +19,7 @@
 
 #include "framework/config/yaml_location.hpp"
 #include "framework/eal/eal_session.hpp"
+#include "framework/output/json_out.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/stop_request.hpp"
 
@@ -31,8 +35,8 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& options, const
     // The config file first, wherever --config stands, so the command line overrides it.
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--config" && i + 1 < argc) read_config(argv[i + 1], argc > 1 ? argv[1] : "", options, flags);
-        else if (a.rfind("--config=", 0) == 0) read_config(a.substr(9), argc > 1 ? argv[1] : "", options, flags);
+        if (a == "--config" && i + 1 < argc) read_config(example_file(argv[i + 1], "--config"), argc > 1 ? argv[1] : "", options, flags);
+        else if (a.rfind("--config=", 0) == 0) read_config(example_file(a.substr(9), "--config"), argc > 1 ? argv[1] : "", options, flags);
         else if (a == "--config") throw std::invalid_argument("--config needs a value");
         else continue;
         break;
@@ -62,6 +66,24 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& options, const
             throw std::invalid_argument("unknown option --" + a + " (try --help)");
         }
     }
+}
+
+std::string example_file(const std::string& path, const std::string& option) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(path, ec) || fs::path(path).is_absolute()) return path;
+    std::vector<fs::path> places;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) places.push_back(exe.parent_path().parent_path() / "share" / "tilepipe");
+    places.emplace_back(TILEPIPE_DATADIR);
+    places.emplace_back(TILEPIPE_SOURCE_DIR);
+    std::string looked;
+    for (const fs::path& p : places) {
+        if (fs::exists(p / path, ec)) return (p / path).string();
+        looked += ", " + p.string();
+    }
+    throw std::invalid_argument(path + ": no such file here (" + fs::current_path(ec).string() + looked +
+                                "): pass " + option + " FILE");
 }
 
 void Args::read_config(const std::string& file, const std::string& bench, const std::vector<std::string>& options,
@@ -277,14 +299,20 @@ std::string cell(const nlohmann::json& row, const Column& c) {
     const auto& v = row.at(p);
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-    if (v.is_number()) {
-        char buf[64];
-        std::snprintf(buf, sizeof(buf), "%.*f", c.decimals, v.get<double>());
-        return buf;
-    }
+    if (v.is_number()) return format_figure(v.get<double>(), c.decimals);
     return v.dump();
 }
 }  // namespace
+
+std::string format_figure(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+    // A figure too small for the column's decimals keeps three significant digits rather than
+    // reading 0.000 (a rate of 1 in 10000 per microsecond, a one-by-one round trip's Mtasks/s).
+    const double shown = std::strtod(buf, nullptr);
+    if (shown == 0 && v != 0 && std::isfinite(v)) std::snprintf(buf, sizeof(buf), "%.3g", v);
+    return buf;
+}
 
 void print_table(const std::string& title, const std::vector<nlohmann::json>& rows, const std::vector<Column>& columns) {
     std::vector<std::vector<std::string>> cells;
@@ -313,11 +341,8 @@ void print_table(const std::string& title, const std::vector<nlohmann::json>& ro
 }
 
 void write_json(const std::string& path, const std::string& name, const std::vector<nlohmann::json>& rows) {
-    if (path.empty()) return;
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    out << nlohmann::json{{"bench", name}, {"rows", rows}}.dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + path);
+    std::cout.flush();
+    write_json_text(path, nlohmann::json{{"bench", name}, {"rows", rows}}.dump(2) + "\n");
 }
 
 uint64_t ticks() { return __rdtsc(); }

@@ -14,6 +14,12 @@ namespace tp::bench {
 // `--name value` / `--name=value` options and `--flag`s; anything unknown is an error.
 // `--config FILE` first reads a YAML mapping `bench: NAME` plus option names to values (a
 // sequence for a list option, true/false for a flag); options on the command line win.
+// A file of the example apps, such as conf/default.yaml: `path` as given when it exists;
+// else, for a relative path, the installed copy (<binary>/../share/tilepipe/PATH, then the
+// install's datadir) or the source tree's, so a bench's default runs from any folder and from
+// an install. Throws std::invalid_argument naming the places looked in and `option`.
+std::string example_file(const std::string& path, const std::string& option);
+
 class Args {
 public:
     // `flags` take no value; every other known option takes one. Throws std::invalid_argument,
@@ -97,8 +103,12 @@ struct Column {
     int decimals = 1;
 };
 void print_table(const std::string& title, const std::vector<nlohmann::json>& rows, const std::vector<Column>& columns);
+// `v` with `decimals` decimals, or three significant digits when those would show a nonzero
+// figure as 0 ("0.000" for 0.00004 becomes "4e-05").
+std::string format_figure(double v, int decimals);
 
-// Writes {"bench": name, "rows": rows} to `path` (no-op when empty); throws on I/O errors.
+// Writes {"bench": name, "rows": rows} to `path` (no-op when empty; "-": standard output,
+// see divert_stdout_to_stderr); throws on I/O errors.
 void write_json(const std::string& path, const std::string& name, const std::vector<nlohmann::json>& rows);
 
 // TSC ticks (rdtsc) and its rate, measured once against the steady clock.

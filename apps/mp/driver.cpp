@@ -7,6 +7,7 @@
 
 #include "apps/mp/kernels.hpp"
 #include "framework/mp/tiles_world.hpp"
+#include "framework/output/json_out.hpp"
 
 namespace tp::mp {
 
@@ -144,9 +145,8 @@ int emit_report(const nlohmann::json& j, const KernelOptions& o) {
                     j["seconds"].get<double>(), j["verified"].get<bool>() ? "verified" : "NOT VERIFIED");
     }
     if (!o.json.empty()) {
-        std::ofstream f(o.json);
-        f << j.dump(2) << "\n";
-        if (!f) throw std::runtime_error("cannot write " + o.json + ": " + std::strerror(errno));
+        std::fflush(stdout);
+        write_json_text(o.json, j.dump(2) + "\n");
     }
     return j.contains("verified") && !j["verified"].get<bool>() ? 1 : 0;
 }

@@ -8,14 +8,19 @@ void add_app_options(CLI::App* cmd, AppArgs& a) {
     cmd->add_option("CONF", a.conf, "app config (YAML), e.g. conf/default.yaml")->required();
     // Kept as text: the values are checked where the config's own are, and an error names the
     // option ("--loop -1: ...").
-    cmd->add_option_function<std::string>("--pcap", [&a](const std::string& v) { a.overrides.pcap = v; },
-                                          "replace the app's source with a pcap source reading FILE (keeps its loop and pacing)");
-    cmd->add_option_function<std::string>("--loop", [&a](const std::string& v) { a.overrides.loop = v; },
-                                          "replay the capture N times (0 = until Ctrl-C)");
-    cmd->add_flag("--strict", a.overrides.strict,
+    const auto text = [cmd](const char* name, std::optional<std::string>& to, const char* help) {
+        cmd->add_option_function<std::string>(name, [&to](const std::string& v) { to = v; }, help);
+    };
+    AppOverrides& o = a.overrides;
+    text("--pcap", o.pcap, "replace the app's source with a pcap source reading FILE (keeps its loop and pacing)");
+    text("--loop", o.loop, "replay the capture N times (0 = until Ctrl-C)");
+    text("--limit", o.limit, "stop the source after N packets, loops included (tcpreplay's --limit)");
+    text("--pps", o.pps, "pace every source at R packets per second (pcap, synth)");
+    text("--mbps", o.mbps, "pace every source at R megabits of frames per second (pcap, synth)");
+    text("--multiplier", o.multiplier, "replay captures at X times their recorded pace (pcap's speed)");
+    cmd->add_flag("--strict", o.strict,
                   "refuse a capture with a damaged record (as tcpdump does) instead of replaying the records before it");
-    cmd->add_option_function<std::string>("--topology", [&a](const std::string& v) { a.overrides.topology = v; },
-                                          "topology preset: host, tilepro64, epiphany16, epiphany64");
+    text("--topology", o.topology, "topology preset: host, tilepro64, epiphany16, epiphany64");
     cmd->add_option("--set", a.overrides.sets,
                     "override a setting: NODE.PARAM=VALUE, FARM.workers=4, FARM.W/NODE.PARAM=VALUE (one worker), "
                     "queue=256, pool.mbufs=8191 (repeatable)")

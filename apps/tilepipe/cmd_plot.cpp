@@ -91,7 +91,7 @@ void add_plot(CLI::App& app, Action& action) {
     CLI::App* cmd = app.add_subcommand(
         "plot", "draw a JSON tilepipe wrote (run --json, --stats-out, topo --json, bench --json) as a PNG");
     cmd->add_option("report", args->report, "the JSON file")->required();
-    cmd->add_option("-o,--output", args->out, "the PNG to write (default: REPORT with .png)")->type_name("OUT.png");
+    cmd->add_option("-o,--output", args->out, "the PNG to write (default: REPORT with its extension replaced by .png)")->type_name("OUT.png");
     cmd->callback([args, &action] { action = [args] { return plot(*args); }; });
 }
 

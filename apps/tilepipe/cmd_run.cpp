@@ -17,6 +17,7 @@
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
 #include "apps/tilepipe/live_run.hpp"
+#include "framework/capture/capture_file.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -33,6 +34,7 @@ struct RunArgs {
     std::string json_out;
     std::string eal;
     bool quiet = false;
+    uint32_t trace = 0;  // --trace N
     LiveRunArgs live;
 };
 
@@ -43,6 +45,10 @@ std::vector<std::string> overrides_of(const AppArgs& a) {
     if (o.pcap) v.push_back("--pcap " + *o.pcap);
     if (o.loop) v.push_back("--loop " + *o.loop);
     if (o.strict) v.push_back("--strict");
+    if (o.limit) v.push_back("--limit " + *o.limit);
+    if (o.pps) v.push_back("--pps " + *o.pps);
+    if (o.mbps) v.push_back("--mbps " + *o.mbps);
+    if (o.multiplier) v.push_back("--multiplier " + *o.multiplier);
     if (o.topology) v.push_back("--topology " + *o.topology);
     if (o.latency) v.push_back("--latency " + *o.latency);
     for (const std::string& s : o.sets) v.push_back("--set " + s);
@@ -65,11 +71,21 @@ struct ProgressPrinter {
     }
 };
 
+// A source that refuses damaged records (`strict`, --strict) would refuse its capture at the
+// first one during the run: validate reads the records to find it first.
+void check_strict_captures(const AppConfig& app) {
+    for (const NodeConfig& n : app.pipeline)
+        if (n.stage->kind == StageKind::Source && n.stage->find_param("strict") != nullptr &&
+            n.stage->find_param("file") != nullptr && n.params.get_bool("strict"))
+            CaptureFile::check_records(n.params.get_string("file"), n.params.where("file"));
+}
+
 int run(const RunArgs& args) {
     AppConfig app;
     std::optional<AppPlan> plan;
     try {
         app = load_app(args.app);
+        app.trace = args.trace;
         plan = plan_app(app);  // placement errors are config errors: report them before EAL
     } catch (const LocatedError& e) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
@@ -130,7 +146,7 @@ int run(const RunArgs& args) {
         return kExitRuntime;
     }
     finish_report(report, app, args.app.conf, overrides_of(args.app));
-    std::fputs(format_table(report).c_str(), json_to_stdout ? stderr : stdout);
+    std::fputs((format_table(report) + format_trace(report.trace)).c_str(), json_to_stdout ? stderr : stdout);
     bool json_written = true;
     if (json_to_stdout) {
         std::fflush(stderr);
@@ -167,6 +183,10 @@ void add_run(CLI::App& app, Action& action) {
                     "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
     cmd->add_option_function<std::string>("--latency", [args](const std::string& v) { args->app.overrides.latency = v; }, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
+    cmd->add_option("--trace", args->trace,
+                    "print the path of the first N packets through the graph: each stage and tile that handled "
+                    "it, and the sink that took it or the reason it was dropped (also in --json)")
+        ->check(CLI::Range(1u, 1u << 20));
     add_live_options(cmd, args->live);
     cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });
@@ -181,6 +201,7 @@ void add_validate(CLI::App& app, Action& action) {
             try {
                 const AppConfig app = load_app(*args);
                 plan_app(app);
+                check_strict_captures(app);
                 std::printf("%s: ok: %s\n", args->conf.c_str(), describe(app).c_str());
                 return kExitOk;
             } catch (const LocatedError& e) {

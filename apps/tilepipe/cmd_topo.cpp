@@ -18,6 +18,8 @@
 #include "apps/tilepipe/commands.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/memory_plan.hpp"
+#include "framework/graph/pool_sizing.hpp"
+#include "framework/output/json_out.hpp"
 
 namespace tp::cli {
 
@@ -168,7 +170,7 @@ std::vector<std::string> pool_sources(const AppPlan& plan, const MemoryPlan& m, 
     return v;
 }
 
-nlohmann::json pools_json(const AppPlan& plan, const MemoryPlan& m) {
+nlohmann::json pools_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m) {
     nlohmann::json pools = nlohmann::json::array();
     for (size_t p = 0; p < m.pools.size(); ++p)
         pools.push_back({{"name", pool_name(m, p)},
@@ -176,7 +178,10 @@ nlohmann::json pools_json(const AppPlan& plan, const MemoryPlan& m) {
                          {"memory_nodes", m.pools[p].nodes},
                          {"follows", m.pool_follows[p] >= 0 ? nlohmann::json(plan.graph.nodes[static_cast<size_t>(m.pool_follows[p])].name)
                                                             : nlohmann::json(nullptr)},
-                         {"sources", pool_sources(plan, m, p)}});
+                         {"sources", pool_sources(plan, m, p)},
+                         {"mbufs", pool_mbufs(app, plan)},
+                         {"cache", app.pool.cache},
+                         {"data_room", app.pool.data_room}});
     return pools;
 }
 
@@ -244,7 +249,7 @@ std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t wid
     return s;
 }
 
-nlohmann::json networks_json(const AppPlan& plan, const MemoryPlan& m) {
+nlohmann::json networks_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m) {
     nlohmann::json out = nlohmann::json::array();
     for (const NetworkPlan& np : plan.networks) {
         nlohmann::json tiles = nlohmann::json::array();
@@ -271,9 +276,20 @@ nlohmann::json networks_json(const AppPlan& plan, const MemoryPlan& m) {
         out.push_back({{"transport", np.transport}, {"tiles", tiles}, {"links", links}, {"notes", np.notes},
                        {"queues", np.config.queues},
                        {"queue_words", np.config.queue_sizes.empty() ? nlohmann::json(np.config.queue_words) : nlohmann::json("auto")},
-                       {"largest_queue_words", np.config.largest_queue()}});
+                       {"largest_queue_words", np.config.largest_queue()},
+                       {"credits", app.network.credits}, {"catch_all", app.network.catch_all}});
     }
     return out;
+}
+
+// How a node hands packets to several next nodes: "" when it has one.
+const char* dispatch_name(Dispatch d) {
+    switch (d) {
+        case Dispatch::RoundRobin: return "round_robin";
+        case Dispatch::OnDemand: return "on_demand";
+        case Dispatch::FlowHash: return "flow_hash";
+        default: return "";
+    }
 }
 
 nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory) {
@@ -290,7 +306,9 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
                          {"cpu", plan.threads.cpu_of_thread[plan.threads.thread_of_node[i]]},
                          {"numa", memory.numa_of_node[i]},
                          {"memory", memory_policy_name(memory.node[i].policy)},
-                         {"memory_nodes", memory.node[i].nodes}});
+                         {"memory_nodes", memory.node[i].nodes},
+                         {"dispatch", dispatch_name(plan.graph.nodes[i].dispatch)},
+                         {"ordered", plan.graph.nodes[i].reorder}});
     }
     for (const auto& l : plan.links)
         links.push_back({{"from", plan.graph.nodes[l.from].name}, {"to", plan.graph.nodes[l.to].name},
@@ -299,10 +317,10 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
         if (t.reserved(id)) reserved.push_back({t.xy(id).x, t.xy(id).y});
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
-            {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus},
-            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(plan, memory)},
+            {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus}, {"idle", app.idle},
+            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(app, plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
-            {"pools", pools_json(plan, memory)}};
+            {"pools", pools_json(app, plan, memory)}};
 }
 
 }  // namespace
@@ -312,20 +330,20 @@ void add_topo(CLI::App& app, Action& action) {
     auto json_out = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("topo", "show where an app runs: its nodes on the mesh, tiles on CPUs, channel hops");
     add_app_options(cmd, *args);
-    cmd->add_option("--json", *json_out, "also write the map as JSON to OUT");
+    cmd->add_option("--json", *json_out, "also write the map as JSON to OUT ('-': standard output, the map then goes to stderr)");
     cmd->callback([args, json_out, &action] {
         action = [args, json_out] {
             try {
                 const AppConfig app = load_app(*args);
                 const AppPlan plan = plan_app(app);
                 const MemoryPlan memory = plan_memory(app, plan);
-                std::fputs(render(app, plan, memory, output_width()).c_str(), stdout);
-                if (!json_out->empty()) {
-                    std::ofstream out(*json_out);
-                    if (!(out << as_json(app, plan, memory).dump(2) << '\n')) {
-                        std::fprintf(stderr, "tilepipe: --json %s: cannot write\n", json_out->c_str());
-                        return kExitUsage;
-                    }
+                // `--json -`: the JSON on standard output, the map on standard error.
+                std::fputs(render(app, plan, memory, output_width()).c_str(), json_to_stdout(*json_out) ? stderr : stdout);
+                try {
+                    write_json_text(*json_out, as_json(app, plan, memory).dump(2) + "\n");
+                } catch (const std::runtime_error& e) {
+                    std::fprintf(stderr, "tilepipe: %s\n", e.what());
+                    return kExitUsage;
                 }
                 return kExitOk;
             } catch (const LocatedError& e) {

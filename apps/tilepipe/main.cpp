@@ -40,6 +40,21 @@ bool is_command(const std::string& word) {
     }
     return false;
 }
+
+// `--set filter.expr=tcp port 80` unquoted: the shell split the value, and the words after the
+// first are left over. Says how to quote it; empty when no --set value was split.
+std::string split_set_hint(int argc, char** argv, const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return {};
+    for (int i = 1; i + 2 < argc; ++i) {
+        if (std::strcmp(argv[i], "--set") != 0 || std::strchr(argv[i + 1], '=') == nullptr || argv[i + 2][0] == '-' ||
+            std::strstr(e.what(), argv[i + 2]) == nullptr)
+            continue;
+        std::string value = argv[i + 1];
+        for (int j = i + 2; j < argc && argv[j][0] != '-'; ++j) value += std::string(" ") + argv[j];
+        return "A --set value with spaces is one argument: quote it, --set '" + value + "'\n";
+    }
+    return {};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,8 +121,8 @@ int main(int argc, char** argv) {
                          kCommands);
             return tp::cli::kExitUsage;
         }
-        std::fprintf(stderr, "tilepipe: %s\nRun 'tilepipe --help' (or 'tilepipe SUBCOMMAND --help') for usage.\n",
-                     e.what());
+        std::fprintf(stderr, "tilepipe: %s\n%sRun 'tilepipe --help' (or 'tilepipe SUBCOMMAND --help') for usage.\n",
+                     e.what(), split_set_hint(argc, argv, e).c_str());
         return tp::cli::kExitUsage;
     }
 

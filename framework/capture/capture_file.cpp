@@ -178,6 +178,13 @@ void CaptureFile::check_header(const std::string& path, const Location& named_at
     const CaptureReader reader(path);
 }
 
+void CaptureFile::check_records(const std::string& path, const Location& named_at) {
+    CaptureReader::check_readable(path, named_at);
+    CaptureReader reader(path, true);
+    for (CaptureReader::Next n = reader.next(); n == CaptureReader::Next::Record || n == CaptureReader::Next::Skipped;)
+        n = reader.next();
+}
+
 uint64_t CaptureFile::memory_needed(const std::string& path, const Location& named_at) {
     CaptureReader::check_readable(path, named_at);
     const std::optional<Survey> s = survey_capture(path);

@@ -98,6 +98,9 @@ public:
     // pcapng capture of a supported link type. A config check, cheap for any size of capture;
     // damaged records are found while loading.
     static void check_header(const std::string& path, const Location& named_at);
+    // Reads every record as `strict: true` does, throwing its LocatedError at the first
+    // damaged one (`tilepipe validate --strict`: what the run would refuse, found before it).
+    static void check_records(const std::string& path, const Location& named_at);
 
 private:
     void copy_records(uint64_t count);

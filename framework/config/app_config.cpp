@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "framework/channel/channel_factory.hpp"
+#include "framework/config/link_settings.hpp"
 #include "framework/config/plugins_key.hpp"
 #include "framework/config/yaml_location.hpp"
 #include "framework/topology/placement.hpp"
@@ -198,13 +199,15 @@ public:
     void node_key(NodeConfig& nc, const YAML::Node& key, const std::string& k, const YAML::Node& v) const {
         if (k == "transport") {
             nc.transport = scalar(v, "transport");
+            nc.transport_where = loc(v);
             check_transport(v, nc.transport);
         } else if (k == "queue") {
             nc.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
+            nc.queue_where = loc(v);
             check_pow2(v, nc.queue);
         } else if (k == "tile") {
-            if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
-            nc.tile = TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
+            nc.tile = tile(v);
+            nc.tile_where = loc(v);
         } else if (k == "memory") {
             nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
         } else {
@@ -288,6 +291,11 @@ public:
             stages.push_back(node(s));
         }
         add_pipeline_pattern(app, std::move(f), std::move(stages));
+    }
+
+    TileXY tile(const YAML::Node& v) const {
+        if (!v.IsSequence() || v.size() != 2) fail(v, "tile must be a pair [x, y]");
+        return TileXY{static_cast<int>(uint(v[0], "tile x", 0, 1023)), static_cast<int>(uint(v[1], "tile y", 0, 1023))};
     }
 
     void check_transport(const YAML::Node& n, const std::string& t) const {
@@ -471,9 +479,17 @@ void finalize(AppConfig& app) {
             for (const auto& [key, text_loc] : raw) pv.set(*n.stage->find_param(key), text_loc.first, text_loc.second);
             n.worker_params.emplace(w, std::move(pv));
         }
+        if (!n.worker_tile.empty()) {
+            const PatternConfig& f = app.patterns.at(static_cast<size_t>(n.pattern));
+            const auto& [w, tile] = *n.worker_tile.rbegin();  // the highest worker named
+            if (w >= f.workers)
+                throw LocatedError(tile.second, (f.map ? "map '" : "farm '") + f.name + "' has " + std::to_string(f.workers) +
+                                                    " worker(s), numbered from 0");
+        }
     }
     check_farm_queue_params(app);
     check_worker_memory(app);
+    check_link_settings(app);
 }
 
 const ParamValues& NodeConfig::params_of(uint32_t worker) const {
@@ -548,6 +564,10 @@ void set_node_setting(NodeConfig& n, const std::string& key, const std::string& 
     Reader(where).node_key(n, YAML::Node(key), key, value_node(key, value, where));
 }
 
+TileXY read_tile(const std::string& value, const Location& where) {
+    return Reader(where).tile(value_node("tile", value, where));
+}
+
 void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where) {
     Reader(where).pattern_key(f, YAML::Node(key), key, value_node(key, value, where));
 }
@@ -594,10 +614,24 @@ void complete_app(AppConfig& app, const Location& where) {
 }
 
 std::string describe_app(const AppConfig& app) {
+    const auto node = [&](size_t i) {
+        const NodeConfig& n = app.pipeline[i];
+        return n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
+    };
     std::string s;
-    for (const auto& n : app.pipeline) {
+    for (const PipelineElement& e : app.elements) {
         if (!s.empty()) s += " -> ";
-        s += n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
+        if (e.node >= 0) {
+            s += node(static_cast<size_t>(e.node));
+            continue;
+        }
+        // A farm or map shows its workers and the chain each runs: fw=farm(4){acl -> flow_table}.
+        const PatternConfig& f = app.patterns[static_cast<size_t>(e.pattern)];
+        const std::string kind = f.map ? "map" : "farm";
+        s += (f.name.rfind(kind, 0) == 0 ? "" : f.name + "=") + kind + "(" + std::to_string(f.workers) + "){" +
+             (f.worker_pipeline ? "pipeline: " : "");
+        for (size_t i = f.first; i < f.last; ++i) s += (i == f.first ? "" : " -> ") + node(i);
+        s += "}";
     }
     return s;
 }
@@ -629,6 +663,13 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
         if (!root.IsDefined() || root.IsNull())
             throw LocatedError(Location{file, 1, 1}, "the file is empty; an app needs a 'pipeline:'");
         r.fail(root, "an app config is a mapping with a 'pipeline:' key");
+    }
+    // A `tilepipe run --json` report given by mistake: say what it is and which config it ran.
+    if (const YAML::Node& c = root; c["header"] && c["packets"] && c["stages"] && !c["pipeline"]) {
+        const YAML::Node header = c["header"];
+        const std::string ran = header.IsMap() && header["config"] && header["config"].IsScalar() ? header["config"].Scalar() : "";
+        throw LocatedError(Location{file}, "is a run report (tilepipe run --json), not an app config" +
+                                               (ran.empty() ? std::string() : ": the run was of " + ran));
     }
     YAML::Node pipeline;
     for (auto it = root.begin(); it != root.end(); ++it) {

@@ -56,7 +56,11 @@ struct NodeConfig {
     ParamValues params;
     std::string transport;               // of the link into this node; empty = app default
     uint32_t queue = 0;                  // capacity of that link; 0 = app default
+    Location transport_where, queue_where;  // where each was given
     std::optional<TileXY> tile;          // explicit `tile: [x, y]`; empty = placement decides
+    Location tile_where;
+    // One worker's own tile (`--set FARM.W/NODE.tile=[x,y]`), with where it was given.
+    std::map<uint32_t, std::pair<TileXY, Location>> worker_tile;
     MemorySetting memory;                // `memory:`; empty = its farm's or the app's
     std::map<uint32_t, MemorySetting> worker_memory;  // one worker's own (--set FARM.W/NODE.memory)
     int pattern = -1;                    // index into AppConfig::patterns for a farm/map worker stage
@@ -135,6 +139,7 @@ struct AppConfig {
     NetworkSettings network;             // shape of the network udn links run on
     ChaosConfig chaos;
     MemorySetting memory;                // `memory:` (memory_settings.hpp); empty = first_touch
+    uint32_t trace = 0;                  // `tilepipe run --trace N`: trace the first N packets (0: off)
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
@@ -154,6 +159,8 @@ AppConfig parse_app_config(const std::string& text, const std::string& file);
 void set_app_setting(AppConfig& app, const std::string& key, const std::string& value, const Location& where);
 void set_pattern_setting(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
 void set_node_setting(NodeConfig& n, const std::string& key, const std::string& value, const Location& where);
+// `[x, y]` given at `where` as a tile (LocatedError otherwise).
+TileXY read_tile(const std::string& value, const Location& where);
 // A farm's or map's key as set_pattern_setting reads it, `name` included (an override may not
 // rename, a program building the app may).
 void set_pattern_key(PatternConfig& f, const std::string& key, const std::string& value, const Location& where);
@@ -170,7 +177,9 @@ void add_pipeline_pattern(AppConfig& app, PatternConfig f, std::vector<NodeConfi
 // Once every element is in: names the unnamed nodes and patterns, then check_app(); an empty
 // pipeline is an error at `where`.
 void complete_app(AppConfig& app, const Location& where);
-// "src -> parse -> drop": the nodes in order, `name(stage)` where the two differ.
+// "src -> parse -> fw=farm(4){acl -> flow_table} -> drop": the nodes in order, `name(stage)`
+// where the two differ, a farm or map with its workers and their chain (its name first unless
+// it is the default farm, farm_2, map, ...).
 std::string describe_app(const AppConfig& app);
 
 // The checks that span settings (pipeline shape, farms' combinations) and parameter binding:

@@ -67,6 +67,16 @@ int worker_stage(const AppConfig& app, size_t f, const std::string& name, const 
     throw LocatedError(where, "the workers of '" + p.name + "' run no stage named '" + name + "' (they run: " + join(v) + ")");
 }
 
+// The override that sets `key` (transport or queue) of the links into every worker of
+// pattern `f` running stage `n`: the stage's own where it has a link, else its chain's first
+// stage's, or the map's.
+std::string every_workers_link(const AppConfig& app, size_t f, size_t n, const std::string& key) {
+    const PatternConfig& p = app.patterns[f];
+    if (p.map) return "--set " + p.name + "." + key;
+    const size_t at = p.worker_pipeline ? n : p.first;
+    return "--set " + p.name + "." + app.pipeline[at].name + "." + key;
+}
+
 Target resolve(const AppConfig& app, const std::string& path, const Location& where) {
     std::vector<std::string> parts;
     size_t from = 0;
@@ -101,14 +111,14 @@ Target resolve(const AppConfig& app, const std::string& path, const Location& wh
     if (parts.size() == 3 && is_index(parts[1])) {
         const auto n = static_cast<size_t>(worker_stage(app, f, parts[2], where));
         const NodeConfig& nc = app.pipeline[n];
-        if (nc.stage->find_param(key) == nullptr && key != "memory") {
+        if (nc.stage->find_param(key) == nullptr && key != "memory" && key != "tile") {
             std::vector<std::string> v;
             for (const auto& p : nc.stage->params) v.push_back(p.name);
             throw LocatedError(where, "one worker's instance takes only parameters of its stage '" + nc.stage->name +
-                                          "' (known: " + join(v) + ") and memory" +
-                                          (key == "transport" || key == "queue" || key == "tile"
-                                               ? "; its " + key + " is every worker's: --set " + head + "." + parts[2] + "." + key
-                                               : std::string()));
+                                          "' (known: " + join(v) + "), memory and tile" +
+                                          (key == "transport" || key == "queue" ? "; " + key + " is every worker's: " +
+                                                                                      every_workers_link(app, f, n, key)
+                                                                                : std::string()));
         }
         return node_target(app, n, static_cast<uint32_t>(std::stoul(parts[1])), key);
     }
@@ -121,6 +131,7 @@ void apply(AppConfig& app, const Target& t, const std::string& value, const Loca
         case Target::Pattern: set_pattern_setting(app.patterns[t.index], t.key, value, where); break;
         case Target::Node:
             if (t.worker && t.key == "memory") app.pipeline[t.index].worker_memory[*t.worker] = read_memory_setting(value, where);
+            else if (t.worker && t.key == "tile") app.pipeline[t.index].worker_tile[*t.worker] = {read_tile(value, where), where};
             else if (t.worker) app.pipeline[t.index].worker_raw[*t.worker][t.key] = {value, where};
             else set_node_setting(app.pipeline[t.index], t.key, value, where);
             break;
@@ -198,6 +209,69 @@ void strict_sources(AppConfig& app, Claims* claims) {
     }
 }
 
+// The app's sources, for the errors of the run-wide shortcuts.
+std::string sources_of(const AppConfig& app) {
+    std::vector<std::string> v;
+    for (const NodeConfig& n : app.pipeline)
+        if (n.stage->kind == StageKind::Source) v.push_back(n.name + " (" + n.stage->name + ")");
+    return join(v);
+}
+
+// `--limit N` (tcpreplay's): the app's source stops after N packets; a replay's `limit`, a
+// port's `packets`, a generator's `count`.
+void limit_source(AppConfig& app, const std::string& packets, Claims* claims) {
+    const Location where{"--limit " + packets};
+    std::vector<std::pair<size_t, const char*>> limited;
+    size_t sources = 0;
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        const NodeConfig& n = app.pipeline[i];
+        if (n.stage->kind != StageKind::Source) continue;
+        ++sources;
+        for (const char* key : {"limit", "packets", "count"})
+            if (n.stage->find_param(key) != nullptr) {
+                limited.emplace_back(i, key);
+                break;
+            }
+    }
+    if (sources > 1)
+        throw LocatedError(where, "counts the packets of one source, and this app has several (" + sources_of(app) +
+                                      "): set each one's own (--set NODE.limit=N for a pcap source)");
+    if (app.elements.front().pattern >= 0 && !limited.empty()) {
+        const PatternConfig& f = app.patterns[static_cast<size_t>(app.elements.front().pattern)];
+        const NodeConfig& src = app.pipeline[limited.front().first];
+        throw LocatedError(where, "counts the packets of one source, and each of the " + std::to_string(f.workers) +
+                                      " workers of farm '" + f.name + "' runs its own '" + src.name + "': set theirs (--set " +
+                                      f.name + "." + src.name + "." + limited.front().second + "=N, each worker's)");
+    }
+    if (limited.empty())
+        throw LocatedError(where, "the app's source cannot stop after a number of packets (" + sources_of(app) + ")");
+    const auto [node, key] = limited.front();
+    if (claims != nullptr) claims->claim(node_target(app, node, {}, key).id, where);
+    app.pipeline[node].raw[key] = {packets, where};
+}
+
+// `--pps R`, `--mbps R`, `--multiplier X` (tcpreplay's): the pace of every source that paces
+// that way, replacing its own (a source takes one of pps, mbps, speed).
+void pace_sources(AppConfig& app, const char* option, const char* key, const std::string& rate, Claims* claims) {
+    const Location where{std::string(option) + " " + rate};
+    bool any = false;
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        NodeConfig& n = app.pipeline[i];
+        if (n.stage->kind != StageKind::Source || n.stage->find_param(key) == nullptr) continue;
+        for (const char* pace : {"pps", "mbps", "speed"}) {
+            if (n.stage->find_param(pace) == nullptr) continue;
+            if (claims != nullptr) claims->claim(node_target(app, i, {}, pace).id, where);
+            n.raw[pace] = {pace == std::string(key) ? rate : "0", where};
+        }
+        any = true;
+    }
+    if (!any)
+        throw LocatedError(where, std::string("no source of the app paces ") +
+                                      (std::string(key) == "speed" ? "by the capture's timestamps (a pcap source does)"
+                                                                   : "its packets (pcap and synth sources do)") +
+                                      "; its sources: " + sources_of(app));
+}
+
 void topology(AppConfig& app, const std::string& name, Claims* claims) {
     const Location where{"--topology " + name};
     if (claims != nullptr) claims->claim("topology", where);
@@ -211,6 +285,10 @@ void apply_overrides(AppConfig& app, const AppOverrides& o) {
     if (o.pcap) pcap_source(app, *o.pcap, &claims);
     if (o.loop) loop_sources(app, *o.loop, &claims);
     if (o.strict) strict_sources(app, &claims);
+    if (o.limit) limit_source(app, *o.limit, &claims);
+    if (o.pps) pace_sources(app, "--pps", "pps", *o.pps, &claims);
+    if (o.mbps) pace_sources(app, "--mbps", "mbps", *o.mbps, &claims);
+    if (o.multiplier) pace_sources(app, "--multiplier", "speed", *o.multiplier, &claims);
     if (o.topology) topology(app, *o.topology, &claims);
     if (o.latency) {
         const Location where{"--latency " + *o.latency};

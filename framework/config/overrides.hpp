@@ -1,17 +1,18 @@
-// Command-line overrides of an app config: `--set PATH=VALUE`, `--pcap FILE`, `--loop N` and
-// `--topology NAME`. Each reaches a setting a config file can hold, is checked as the file's
+// Command-line overrides of an app config: `--set PATH=VALUE`, `--pcap FILE`, `--loop N`,
+// `--topology NAME`, and tcpreplay's `--limit N`, `--pps R`, `--mbps R`, `--multiplier X`. Each reaches a setting a config file can hold, is checked as the file's
 // value would be, and an error names the override: `--set fw.workers=x: workers expects ...`.
 //
 // PATH names one setting; its last part is the key, the parts before it the place:
 //   KEY                  top level: app, transport, queue, topology, placement, memory
 //   pool.KEY             pool.mbufs, pool.cache, pool.data_room
-//   runtime.KEY          runtime.threads, runtime.fuse
+//   runtime.KEY          runtime.threads, runtime.fuse, runtime.idle
+//   chaos.KEY, network.KEY  the `chaos:` and `network:` settings
 //   FARM.KEY             a farm's or map's own: workers, dispatch, collect, emitter, multicast,
 //                        transport, queue, memory
 //   NODE.KEY             a stage node: a parameter of its stage, or transport, queue, tile, memory; in a
 //                        farm or map, for every worker
 //   FARM.NODE.KEY        the same, named through its farm (every worker)
-//   FARM.W/NODE.KEY      worker W's instance only (stage parameters): the name the report
+//   FARM.W/NODE.KEY      worker W's instance only (stage parameters, memory, tile): the name the report
 //                        prints for it (`fw.0/acl`, or `fw.0.acl` for a worker pipeline's tile;
 //                        '.' and '/' are the same separator)
 //
@@ -34,6 +35,10 @@ struct AppOverrides {
     std::optional<std::string> latency;   // --latency off|all|sample N (run)
     std::vector<std::string> sets;        // --set PATH=VALUE, in order
     bool strict = false;                  // --strict: sources refuse damaged captures
+    std::optional<std::string> limit;     // --limit N: the source stops after N packets
+    std::optional<std::string> pps;       // --pps R, --mbps R, --multiplier X: every source's
+    std::optional<std::string> mbps;      // pace (pps, mbps, speed), as tcpreplay's options
+    std::optional<std::string> multiplier;
 };
 
 // Applies every override, then re-runs the checks that span settings (check_app).

@@ -166,7 +166,11 @@ private:
                 prev = add(stages_node(wname, chain, app_.pipeline[f.first].where), load);
                 g_.nodes[prev].worker = w;
                 at *= pass;
-                if (!sourced) link(dispatcher, prev, f.transport, f.queue, share);
+                // The chain's link from the dispatcher is its first stage's, else the farm's.
+                const NodeConfig& first = app_.pipeline[f.first];
+                if (!sourced)
+                    link(dispatcher, prev, first.transport.empty() ? f.transport : first.transport,
+                         first.queue != 0 ? first.queue : f.queue, share);
             }
             g_.nodes[prev].report_drops = ordered;
             lasts.push_back(prev);

@@ -8,6 +8,38 @@
 
 namespace tp {
 
+namespace {
+
+// The tile graph node `g` was given, and where: a plain node's `tile`, or a farm or map
+// worker's own (`--set FARM.W/NODE.tile`) on the first stage it runs. A tile given to every
+// worker at once, or to a later stage of a worker chain (one node), is refused there.
+std::optional<std::pair<TileXY, Location>> fixed_tile(const AppConfig& app, const GraphNode& g) {
+    std::optional<std::pair<TileXY, Location>> fixed;
+    for (size_t k = 0; k < g.stages.size(); ++k) {
+        const NodeConfig& nc = app.pipeline[g.stages[k]];
+        if (nc.pattern < 0) {
+            if (nc.tile) fixed = std::pair{*nc.tile, nc.tile_where};
+            continue;
+        }
+        const PatternConfig& f = app.patterns[static_cast<size_t>(nc.pattern)];
+        const std::string kind = f.map ? "map '" : "farm '";
+        if (nc.tile)
+            throw LocatedError(nc.tile_where, "'" + nc.name + "' runs on every worker of " + kind + f.name +
+                                                  "': one tile cannot hold them all; give each worker its own: --set " +
+                                                  f.name + ".0/" + nc.name + ".tile=[x, y]");
+        const auto it = nc.worker_tile.find(g.worker);
+        if (it == nc.worker_tile.end()) continue;
+        if (k > 0)
+            throw LocatedError(it->second.second, "'" + nc.name + "' is not the first stage of worker " + g.name +
+                                                      "'s chain, which runs as one node on one tile: use --set " + g.name +
+                                                      "/" + app.pipeline[g.stages[0]].name + ".tile=[x, y]");
+        fixed = it->second;
+    }
+    return fixed;
+}
+
+}  // namespace
+
 AppPlan plan_app(const AppConfig& app) {
     check_stage_params(app);
     const std::vector<int> cpus = allowed_cpus();
@@ -29,19 +61,12 @@ AppPlan plan_app(const AppConfig& app) {
                                              std::to_string(PacketDesc::kPortMax + 1) +
                                              " sources (the descriptor's input port)");
     bool any_fixed = false;
+    std::vector<Location> fixed_where;  // where each node's tile was given, for its errors
     for (const GraphNode& g : graph.nodes) {
-        std::optional<TileXY> fixed;
-        for (size_t s : g.stages) {
-            const NodeConfig& nc = app.pipeline[s];
-            if (!nc.tile) continue;
-            if (nc.pattern >= 0)
-                throw LocatedError(nc.where, "'" + nc.name + "' runs on every worker of farm '" +
-                                                 app.patterns[static_cast<size_t>(nc.pattern)].name +
-                                                 "': it cannot be given one tile");
-            fixed = nc.tile;
-        }
+        const std::optional<std::pair<TileXY, Location>> fixed = fixed_tile(app, g);
         any_fixed = any_fixed || fixed.has_value();
-        req.fixed.push_back(fixed);
+        req.fixed.push_back(fixed ? std::optional<TileXY>(fixed->first) : std::nullopt);
+        fixed_where.push_back(fixed ? fixed->second : g.where);
     }
     for (const GraphEdge& e : graph.edges) req.edges.push_back(TrafficEdge{e.from, e.to, e.weight});
 
@@ -68,8 +93,8 @@ AppPlan plan_app(const AppConfig& app) {
         try {
             tiles = place_nodes(topo, req);
         } catch (const PlacementError& e) {
-            const GraphNode& g = graph.nodes[std::min(e.node(), n - 1)];
-            throw LocatedError(g.where, "cannot place node '" + g.name + "': " + e.what());
+            const size_t i = std::min(e.node(), n - 1);
+            throw LocatedError(fixed_where[i], "cannot place node '" + graph.nodes[i].name + "': " + e.what());
         }
     }
     AppPlan plan{std::move(graph), std::move(topo), std::move(tiles), {}, {}, 0};

@@ -58,6 +58,11 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     // `memory:` at setup only: pages are bound (and moved) before a tile runs.
     memory_ = plan_memory(app_, plan_);
     pools_ = make_app_pools(app_, plan_, memory_);
+    if (app_.trace != 0) {  // every mbuf starts untraced: the trace field is read at every stage
+        trace_ = std::make_unique<PacketTrace>(app_.trace);
+        for (const auto& p : pools_) trace_->clear_pool(p->get());
+        for (size_t n = 0; n < g.nodes.size(); ++n) node_traces_.push_back(std::make_unique<NodeTrace>(*trace_));
+    }
     if (memory_.bind)
         for (size_t i = 0; i < pools_.size(); ++i) note_bound(bind_mempool(pools_[i]->get(), memory_.pools[i]));
 
@@ -228,7 +233,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
             Channel<uint64_t>* to_collector = words_out.back();
             words_out.pop_back();
             return std::make_unique<MapWorkerTask>(*map_slots_[static_cast<size_t>(node.pattern)], node.worker,
-                                                   std::move(chain), words_in.at(0), words_out, to_collector);
+                                                   std::move(chain), words_in.at(0), words_out, to_collector, trace_of(n));
         }
         case NodeRole::MapCollector:
             return std::make_unique<MapCollectorTask>(*map_slots_[static_cast<size_t>(node.pattern)], words_in,
@@ -244,6 +249,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;
     ts.own_pool = memory_.pool_of_node[n] != 0;
+    ts.trace = trace_of(n);
     if (chaos_stall_node(app_, g) == n) ts.stall.emplace(app_.chaos.after_packets, app_.chaos.stall_ms);
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
@@ -411,6 +417,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     for (const auto& t : tasks_)
         if (t->failed()) clear_stop_request();
     RunReport r = collect(std::chrono::duration<double>(clock::now() - created_).count());
+    r.trace = trace_report();
     spdlog::debug("threads ran {:.6f} s, traffic flowed {:.6f} s of them",
                   std::chrono::duration<double>(scheduler_->end_time() - scheduler_->start_time()).count(), r.seconds);
     r.header.start_time = utc_iso8601(wall_start);
@@ -419,6 +426,53 @@ RunReport AppRunner::run(const RunOptions& opts) {
     r.header.cut_short = cut_short;
     return r;
 }
+
+std::string AppRunner::instance_name(const Instance& in) const {
+    // A node running one stage is named for it (parse, farm.0.pass); a worker's chain lists
+    // its stages under the node (farm.0/acl).
+    const GraphNode& node = plan_.graph.nodes[in.node];
+    const std::string& cn = in.config->name;
+    const bool named_for_it = node.stages.size() == 1 && node.name.size() >= cn.size() &&
+                              node.name.compare(node.name.size() - cn.size(), cn.size(), cn) == 0;
+    return named_for_it ? node.name : node.name + "/" + cn;
+}
+
+TraceReport AppRunner::trace_report() const {
+    TraceReport t;
+    if (!trace_) return t;
+    t.requested = trace_->packets();
+    // The instances of each node, in chain order (the events' stage index).
+    std::vector<std::vector<const Instance*>> chain_of(plan_.graph.nodes.size());
+    for (const Instance& in : instances_) chain_of[in.node].push_back(&in);
+    struct Step {
+        uint64_t tsc;
+        size_t node;
+        TraceEvent e;
+    };
+    std::vector<std::vector<Step>> steps;
+    for (size_t n = 0; n < node_traces_.size(); ++n)
+        for (const TraceEvent& e : node_traces_[n]->events()) {
+            if (e.packet >= steps.size()) steps.resize(e.packet + 1);
+            steps[e.packet].push_back(Step{e.tsc, n, e});
+        }
+    for (uint32_t p = 0; p < steps.size(); ++p) {
+        // One packet's steps in time order: the TSCs of the tiles agree (as latency needs).
+        std::stable_sort(steps[p].begin(), steps[p].end(), [](const Step& a, const Step& b) { return a.tsc < b.tsc; });
+        TracedPacket traced{p + 1, {}};
+        for (const Step& st : steps[p]) {
+            const Instance& in = *chain_of[st.node].at(st.e.stage);
+            const TileXY xy = plan_.topology.xy(plan_.tile_of_node[st.node]);
+            TraceHop h{plan_.graph.nodes[st.node].name, instance_name(in), xy.x, xy.y,
+                       scheduler_->cpu(plan_.threads.thread_of_node[st.node]), trace_step_name(st.e.step), ""};
+            if (st.e.step == TraceStep::Dropped) h.reason = in.stage->drop_reasons().at(st.e.reason);
+            traced.path.push_back(std::move(h));
+        }
+        t.packets.push_back(std::move(traced));
+    }
+    return t;
+}
+
+NodeTrace* AppRunner::trace_of(size_t node) const { return trace_ ? node_traces_[node].get() : nullptr; }
 
 RunReport AppRunner::collect(double wall_seconds, bool live) const {
     const AppGraph& g = plan_.graph;
@@ -468,14 +522,8 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.channels.push_back(ChannelReport{g.nodes[l.from].name, g.nodes[l.to].name, l.transport, l.capacity, l.hops});
     for (const Instance& in : instances_) {
         const StageStats& st = in.stage->stats();
-        const GraphNode& node = g.nodes[in.node];
         StageReport s;
-        // A node running one stage is named for it (parse, farm.0.pass); a worker's chain lists
-        // its stages under the node (farm.0/acl).
-        const std::string& cn = in.config->name;
-        const bool named_for_it = node.stages.size() == 1 && node.name.size() >= cn.size() &&
-                                  node.name.compare(node.name.size() - cn.size(), cn.size(), cn) == 0;
-        s.name = named_for_it ? node.name : node.name + "/" + cn;
+        s.name = instance_name(in);
         s.stage = in.config->stage->name;
         s.kind = stage_kind_name(in.stage->kind());
         s.node = static_cast<int>(in.node);

@@ -92,6 +92,11 @@ private:
     // Closes the first `opened_` stages, newest first, logging what their close() throws.
     void close_opened() noexcept;
     std::string stage_name(const Instance& in) const;
+    // The name the report gives a stage instance: `parse`, `fw.0/acl`, `flows.1.sample`.
+    std::string instance_name(const Instance& in) const;
+    // The traced packets' paths, once the threads joined (--trace N).
+    TraceReport trace_report() const;
+    NodeTrace* trace_of(size_t node) const;  // nullptr without a trace
     ProgressSample progress_sample() const;
     EmitPlan emit_plan() const;
     // `live`: while tiles may run, so only what they publish with relaxed atomics, and the
@@ -124,6 +129,8 @@ private:
     std::vector<Link> links_;
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
     std::vector<std::unique_ptr<Task>> tasks_;              // per graph node
+    std::unique_ptr<PacketTrace> trace_;                   // --trace N; null: none
+    std::vector<std::unique_ptr<NodeTrace>> node_traces_;  // per graph node, with a trace
     std::unique_ptr<Scheduler> scheduler_;
     // The clock's start (steady_clock ticks), published with release for live_view(); -1 before.
     std::atomic<int64_t> started_at_{-1};

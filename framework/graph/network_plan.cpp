@@ -240,7 +240,7 @@ private:
                                    who() + "link " + edge_name(g_, e) + " asks for K = " +
                                        std::to_string(g_.edges[e].capacity) + " credits, its queues hold " +
                                        std::to_string(k) + " (" + why + "): lower the link's queue to " +
-                                       std::to_string(k) + ", " + raise_hint() + ", or set network.credits: fit");
+                                       std::to_string(std::bit_floor(k)) + " (a power of two), " + raise_hint() + ", or set network.credits: fit");
         }
         if (k < asked)
             np_.notes.push_back("'" + g_.nodes[gr.receiver].name + "' receives with K = " + std::to_string(k) +

@@ -245,6 +245,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"pools", pools}};
     add_latency_json(j, r.latency);
     add_capture_json(j, r);
+    if (r.trace.requested != 0) j["trace"] = trace_json(r.trace);
     return j;
 }
 

@@ -22,6 +22,7 @@
 
 #include "framework/metrics/latency_report.hpp"
 #include "framework/metrics/port_tx.hpp"
+#include "framework/metrics/trace_report.hpp"
 
 namespace tp {
 
@@ -132,6 +133,7 @@ struct RunReport {
     std::vector<FailureReport> failures;  // empty in a run that did not fail
     std::vector<CutLoss> cut_losses;      // nodes that freed packets when the run was cut short
     LatencyReport latency;
+    TraceReport trace;  // --trace N: the first N packets' paths (requested 0: none)
 
     // Delivered over `seconds` (the headline).
     double mpps() const;

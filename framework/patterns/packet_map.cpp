@@ -98,9 +98,9 @@ bool MapEmitterTask::poll() {
 
 MapWorkerTask::MapWorkerTask(MapTaskSlots& slots, uint32_t worker, std::vector<Stage*> chain,
                              Channel<uint64_t>* from_parent, std::vector<Channel<uint64_t>*> to_children,
-                             Channel<uint64_t>* to_collector)
+                             Channel<uint64_t>* to_collector, NodeTrace* trace)
     : slots_(slots), w_(worker), chain_(std::move(chain)), in_(from_parent), children_(std::move(to_children)),
-      collector_(to_collector) {}
+      collector_(to_collector), trace_(trace) {}
 
 bool MapWorkerTask::poll() {
     if (done_) return false;
@@ -138,7 +138,7 @@ bool MapWorkerTask::poll() {
         for (const PacketDesc& d : part) drop_after_failure(d);
         part.n = 0;
     } else {
-        run_stage_chain(chain_, part);
+        run_stage_chain(chain_, part, nullptr, trace_);
     }
     MapTaskSlots::Share& out = s.shares[w_];
     std::copy_n(part.d, part.n, out.d);

@@ -22,6 +22,7 @@
 #include "framework/channel/channel.hpp"
 #include "framework/patterns/tree_multicast.hpp"
 #include "framework/runtime/task.hpp"
+#include "framework/runtime/packet_trace.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
@@ -81,8 +82,9 @@ private:
 
 class MapWorkerTask final : public Task {
 public:
+    // `trace`: notes the traced packets' steps through the chain (nullptr: off).
     MapWorkerTask(MapTaskSlots& slots, uint32_t worker, std::vector<Stage*> chain, Channel<uint64_t>* from_parent,
-                  std::vector<Channel<uint64_t>*> to_children, Channel<uint64_t>* to_collector);
+                  std::vector<Channel<uint64_t>*> to_children, Channel<uint64_t>* to_collector, NodeTrace* trace = nullptr);
     bool poll() override;
     bool done() const override { return done_; }
     // A failed worker keeps the map flowing: it forwards every task and returns an empty share.
@@ -103,6 +105,7 @@ private:
     std::vector<uint32_t> unsent_;  // children (then the collector: index children_.size()) left
     uint64_t current_ = 0;
     bool done_ = false;
+    NodeTrace* trace_;
 };
 
 class MapCollectorTask final : public Task {

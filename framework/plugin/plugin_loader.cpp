@@ -77,6 +77,10 @@ std::vector<StageInfo> build_records(const std::vector<StageInfoBuilder>& builde
 
 }  // namespace
 
+namespace {
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+}  // namespace
+
 void load_plugin(const std::string& path, const Location& where) {
     const auto fail = [&](const std::string& why) { throw LocatedError(where, "plugin " + path + ": " + why); };
     std::error_code ec;
@@ -100,12 +104,17 @@ void load_plugin(const std::string& path, const Location& where) {
     {
         const CollectingBuilders collect(&builders);
         // RTLD_LOCAL: one plugin's symbols never satisfy another's. Never closed (see header).
-        handle = ::dlopen(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), RTLD_NOW | RTLD_LOCAL);
+        handle = ::dlopen(fd_path(fd.get()).c_str(), RTLD_NOW | RTLD_LOCAL);
     }
     if (handle != nullptr) fd.keep();
     if (handle == nullptr) {
         const char* err = ::dlerror();
-        fail(std::string("cannot be loaded as a shared library: ") + (err != nullptr ? err : "dlopen failed"));
+        // dlopen names the descriptor's path: the user knows the file by its own name.
+        std::string why = err != nullptr ? err : "dlopen failed";
+        const std::string by_fd = fd_path(fd.get());
+        for (size_t at = why.find(by_fd); at != std::string::npos; at = why.find(by_fd, at + path.size()))
+            why.replace(at, by_fd.size(), path);
+        fail("cannot be loaded as a shared library: " + why);
     }
     using Entry = const PluginRecord* (*)();
     auto entry = reinterpret_cast<Entry>(::dlsym(handle, TILEPIPE_PLUGIN_ENTRY));

@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "framework/runtime/not_std_exception.hpp"
+#include "framework/runtime/packet_trace.hpp"
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stage_chain.hpp"
 #include "framework/runtime/stop_request.hpp"
@@ -194,7 +195,7 @@ bool NodeTask::take(Burst& b) {
 }
 
 void NodeTask::run_chain(Burst& b, size_t from) {
-    run_stage_chain(std::span<Stage* const>(s_.chain).subspan(from), b, sink_latency_.get());
+    run_stage_chain(std::span<Stage* const>(s_.chain).subspan(from), b, sink_latency_.get(), s_.trace, from);
 }
 
 void NodeTask::run_chain_reporting_drops(Burst& b, size_t from) {
@@ -328,6 +329,7 @@ bool NodeTask::poll() {
         if (src.stats().first_tsc.get() == 0) src.stats().first_tsc.set(t0);
         src.stats().last_tsc.set(t1);
         if (entry_stamp_) entry_stamp_->stamp(b, t1);
+        if (s_.trace != nullptr && s_.trace->live()) s_.trace->emitted(b, t1);
         taken_at_ = t1;
         taken_ = b.n;
         src.stats().out.add(b.n);

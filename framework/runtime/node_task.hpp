@@ -38,6 +38,7 @@
 #include "framework/runtime/latency_probe.hpp"
 #include "framework/runtime/reorder_window.hpp"
 #include "framework/runtime/task.hpp"
+#include "framework/runtime/packet_trace.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
@@ -56,6 +57,7 @@ struct NodeTaskSpec {
     // descriptor (a length, no header read to free it) means "of the first pool", so what the
     // node takes and what it sends on carries kLengthSaturated.
     bool own_pool = false;
+    NodeTrace* trace = nullptr;  // `--trace N`: notes the traced packets' steps (nullptr: off)
 };
 
 class NodeTask final : public Task {

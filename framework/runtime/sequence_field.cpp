@@ -1,23 +1,17 @@
 #include "framework/runtime/sequence_field.hpp"
 
-#include <rte_errno.h>
 #include <rte_mbuf_dyn.h>
 
 #include <mutex>
-#include <stdexcept>
-#include <string>
+
+#include "descriptors/dynfield.hpp"
 
 namespace tp {
 
 int sequence_field_offset() {
     static std::once_flag once;
     static int offset = -1;
-    std::call_once(once, [] {
-        const rte_mbuf_dynfield spec{"tilepipe_dynfield_sequence", sizeof(uint32_t), alignof(uint32_t), 0};
-        offset = rte_mbuf_dynfield_register(&spec);
-        if (offset < 0)
-            throw std::runtime_error(std::string("cannot register the mbuf sequence field: ") + rte_strerror(rte_errno));
-    });
+    std::call_once(once, [] { offset = register_uint32_field("tilepipe_dynfield_sequence", "sequence numbers"); });
     return offset;
 }
 

@@ -2,7 +2,7 @@
 // every tile does the same way: `in`, `out` (a sink's out = in - its drops), bytes delivered by
 // sinks, bursts, and TSC cycles inside process(). Stops early when the burst empties.
 // With `latency`, a sink at the end of the chain records the end-to-end latency of the
-// packets it delivers (latency_probe.hpp).
+// packets it delivers (latency_probe.hpp); with a trace, the traced packets' steps are noted.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,13 @@
 
 namespace tp {
 
+class NodeTrace;
 class SinkLatency;
 
-void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* latency = nullptr);
+// With `trace`, the traced packets' steps are noted (packet_trace.hpp), `first` being the
+// index of chain[0] in its node's chain.
+void run_stage_chain(std::span<Stage* const> chain, Burst& b, SinkLatency* latency = nullptr, NodeTrace* trace = nullptr,
+                     size_t first = 0);
 
 // Frame bytes of a burst.
 uint64_t burst_bytes(const Burst& b);

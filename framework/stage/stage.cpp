@@ -38,7 +38,10 @@ uint16_t Stage::declare_event(std::string name) {
 }
 
 void Stage::drop(const PacketDesc& d, uint16_t reason) {
-    if (dropped_note_ != nullptr && dropped_note_->n < kBurstMax) dropped_note_->mbuf[dropped_note_->n++] = d.mbuf;
+    if (dropped_note_ != nullptr && dropped_note_->n < kBurstMax) {
+        dropped_note_->reason[dropped_note_->n] = reason;
+        dropped_note_->mbuf[dropped_note_->n++] = d.mbuf;
+    }
     dropped_bytes_ += frame_length(d);  // before the free: a long frame's length is in its mbuf
     free_packet(d.mbuf);
     stats_.reason[reason].inc();

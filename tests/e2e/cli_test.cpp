@@ -97,6 +97,13 @@ TEST(Cli, EverySharedCaptureReplaysWithTcpdumpsCountOrIsRefusedClearly) {
             EXPECT_EQ(strict.status, 1) << strict.err;
             EXPECT_NE(strict.err.find(file + ": record " + std::to_string(td.packets + 1) + ": "), std::string::npos)
                 << strict.err;
+            // validate --strict refuses what run --strict refuses, with the same record.
+            const CommandResult checked = tilepipe("validate conf/forward.yaml --pcap '" + file + "' --strict");
+            EXPECT_EQ(checked.status, 2) << checked.out;
+            EXPECT_NE(checked.err.find(file + ": record " + std::to_string(td.packets + 1) + ": "), std::string::npos)
+                << checked.err;
+        } else {
+            EXPECT_EQ(tilepipe("validate conf/forward.yaml --pcap '" + file + "' --strict").status, 0) << file;
         }
         fs::remove(json);
     }
@@ -251,6 +258,44 @@ TEST(Cli, EverySubcommandHasHelpAndValidateChecksWithoutRunning) {
     const CommandResult v = tilepipe("validate conf/default.yaml");
     EXPECT_EQ(v.status, 0) << v.err;
     EXPECT_EQ(v.out, "conf/default.yaml: ok: synth -> parse -> drop\n");
+    // Farms and maps show as what they are: their workers and the chain each runs.
+    const std::pair<const char*, const char*> shown[] = {
+        {"conf/firewall.yaml", "src(pcap) -> parse -> fw=farm(4){acl -> flow_table} -> pcap_out"},
+        {"conf/farm.yaml",
+         "synth -> parse -> rtc=farm(4){pass -> pass_2(pass)} -> piped=farm(2){pipeline: pass_3(pass) -> pass_4(pass)} -> drop"},
+        {"conf/map.yaml", "synth -> map(8){parse} -> drop"},
+    };
+    for (const auto& [conf, summary] : shown)
+        EXPECT_EQ(tilepipe(std::string("validate ") + conf).out, std::string(conf) + ": ok: " + summary + "\n");
+}
+
+// Mistakes a first command line makes get a line that says what to do.
+TEST(Cli, CommonMistakesSayWhatToDo) {
+    // An unquoted --set value with spaces: the shell split it.
+    CommandResult r = tilepipe("validate conf/filter.yaml --set filter.expr=tcp port 80");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("\nA --set value with spaces is one argument: quote it, --set 'filter.expr=tcp port 80'\n"),
+              std::string::npos)
+        << r.err;
+    // A run report given as the config.
+    const std::string report = tmp_path("report.json");
+    ASSERT_EQ(tilepipe("run conf/default.yaml --set synth.count=10 --quiet --json " + report).status, 0);
+    r = tilepipe("validate " + report);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tilepipe: " + report + ": is a run report (tilepipe run --json), not an app config: the run was of "
+                     "conf/default.yaml\n");
+    fs::remove(report);
+    // A file that is no shared library, given as a plugin: named as given, not by a descriptor.
+    const std::string dir = tmp_path("plugins");
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+    std::ofstream(dir + "/notacap.pcap") << "not a library\n";
+    r = tilepipe("validate conf/default.yaml --plugin " + dir + "/notacap.pcap");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("cannot be loaded as a shared library: " + dir + "/notacap.pcap"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("/proc/self/fd"), std::string::npos) << r.err;
+    fs::remove_all(dir);
 }
 
 TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {

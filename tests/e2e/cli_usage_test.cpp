@@ -182,7 +182,8 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
     int commands = 0;
     for (std::string line; std::getline(usage, line);) {
         std::smatch m;
-        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|plot|bench pingpong|bench stream|bench asym|bench latency|bench mapvec)\\b")))
+        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|plot|bench pingpong|bench stream|bench asym|bench latency|bench mapvec|"
+                                                   "bench accel|bench mp-sgemm|bench mp-pingpong)\\b")))
             continue;
         ++commands;
         const CommandResult help = tilepipe(m[1].str() + " --help");
@@ -193,7 +194,9 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
             EXPECT_NE(text.find(it->str()), std::string::npos) << "README: `" << line << "` names " << it->str()
                                                              << ", which `" << m[1] << " --help` does not list";
     }
-    EXPECT_EQ(commands, 10) << "run, validate, topo, stages, plot and the five benches each have a usage line";
+    EXPECT_EQ(commands, 13) << "run, validate, topo, stages, plot and the eight benches each have a usage line";
+    EXPECT_NE(readme.find("\ntilepipe --version\n"), std::string::npos);
+    EXPECT_NE(tilepipe("--help").out.find("--version"), std::string::npos);
 }
 
 // Ctrl-C ends every bench after the measurement in progress: it reports the repetitions it
@@ -233,6 +236,8 @@ TEST(CliBench, OptionsAreCheckedNotBent) {
         {"stream --items -5", "bench stream: --items needs a number (0 or more), got '-5'"},
         {"asym --reps 0", "bench asym: --reps must be at least 1, got 0"},
         {"mapvec --cpus 4095", "bench mapvec: --cpus: CPU 4095 is not one this process may run on (allowed: "},
+        // A placement that would measure nothing is refused, saying why.
+        {"pingpong --hops 99", "bench pingpong: --hops 99: no two usable tiles of host are 99 hops apart"},
     };
     for (const auto& c : cases) {
         const CommandResult r = tilepipe(std::string("bench ") + c.args);
@@ -240,6 +245,43 @@ TEST(CliBench, OptionsAreCheckedNotBent) {
         EXPECT_EQ(r.err.rfind(c.error, 0), 0u) << c.args << ": " << r.err;
         EXPECT_EQ(r.out, "") << c.args;
     }
+}
+
+// The benches' example apps (bench latency's default conf/default.yaml, mapvec's
+// --config conf/mapvec.yaml) are found from any folder: here the option checked after the
+// config was read is what fails. A file found nowhere names where it was looked for.
+TEST(CliBench, TheExampleAppsAreFoundFromAnyFolder) {
+    CommandResult r = run_command("cd / && '" + tilepipe_bin() + "' bench latency --seconds 0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("bench latency: --seconds", 0), 0u) << r.err;
+    r = run_command("cd / && '" + tilepipe_bin() + "' bench mapvec --config conf/mapvec.yaml --cpus 4095");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("bench mapvec: --cpus: CPU 4095 is not one", 0), 0u) << r.err;
+    r = run_command("cd / && '" + tilepipe_bin() + "' bench latency --app conf/nothing.yaml");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("bench latency: conf/nothing.yaml: no such file here (/, ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("): pass --app FILE\n"), std::string::npos) << r.err;
+}
+
+// `--json -` means standard output for every command that writes JSON: the JSON alone on
+// stdout (parseable), the human output on stderr, and no file named `-`.
+TEST(CliUsage, JsonDashIsStandardOutputForEveryCommand) {
+    const std::string dir = tmp_path("json-dash");
+    fs::create_directories(dir);
+    const std::string cases[] = {
+        "topo " + source_root() + "/conf/default.yaml --json -",
+        "bench pingpong --iters 200 --reps 1 --transports ring --json -",
+        "run " + source_root() + "/conf/default.yaml --set synth.count=1000 --quiet --json -",
+    };
+    for (const std::string& args : cases) {
+        const CommandResult r = run_command("cd '" + dir + "' && '" + tilepipe_bin() + "' " + args);
+        EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+        const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+        EXPECT_FALSE(j.is_discarded()) << args << ": stdout is not JSON: " << r.out;
+        EXPECT_FALSE(r.err.empty()) << args << ": the human output goes to stderr";
+        EXPECT_FALSE(fs::exists(dir + "/-")) << args;
+    }
+    fs::remove_all(dir);
 }
 
 // Outputs take their names only once the whole app has started: a start that fails (here at

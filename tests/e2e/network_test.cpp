@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,16 @@ TEST(Network, ValidateRefusesLinksTheNetworkCannotHoldAtTheirPlace) {
         tilepipe("validate conf/farm.yaml --set transport=udn --set network.queue_words=128 --set network.credits=exact");
     EXPECT_NE(exact.status, 0);
     EXPECT_NE(exact.err.find("asks for K = 1024"), std::string::npos) << exact.err;
+    // Following the advice (a queue that is a power of two) gets the app accepted: each link's
+    // advice in turn, as a user would.
+    CommandResult advised = exact;
+    for (int tries = 0; tries < 4 && advised.status != 0; ++tries) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(advised.err, m, std::regex("lower the link's queue to ([0-9]+)"))) << advised.err;
+        advised = tilepipe("validate conf/farm.yaml --set transport=udn --set network.credits=exact --set queue=" + m[1].str());
+        EXPECT_EQ(advised.err.find("must be a power of two"), std::string::npos) << "advice refused: " << advised.err;
+    }
+    EXPECT_EQ(advised.status, 0) << advised.err;
 }
 
 }  // namespace

@@ -58,6 +58,15 @@ TEST(Plot, DrawsARunReportAndItsIntervalStats) {
     ASSERT_EQ(r.status, 0) << r.err;
     expect_plot(json, 1400, 1000, "run");
     expect_plot(stats, 1200, 800, "stats");
+    // Without -o, the PNG takes the file's name with its extension replaced, whatever it is.
+    for (const auto& [in, png] : {std::pair{json, tmp_path("run.png")}, std::pair{stats, tmp_path("stats.png")}}) {
+        fs::remove(png);
+        const CommandResult p = tilepipe("plot " + in);
+        EXPECT_EQ(p.status, 0) << p.err;
+        EXPECT_EQ(p.out.rfind(png + ": ", 0), 0u) << p.out;
+        EXPECT_TRUE(fs::exists(png)) << png;
+        fs::remove(png);
+    }
     fs::remove(json);
     fs::remove(stats);
 }
@@ -66,7 +75,25 @@ TEST(Plot, DrawsATopology) {
     const std::string json = tmp_path("topo.json");
     ASSERT_EQ(tilepipe("topo conf/map.yaml --topology tilepro64 --json " + json).status, 0);
     expect_plot(json, 1000, 600, "topo");
+    // The tiles tilepro64 keeps for the OS are marked as such, from the plan and from a report.
+    const CommandResult r = tilepipe("plot " + json + " -o " + tmp_path("topo.png"));
+    EXPECT_NE(r.out.find(", 6 reserved tiles marked)"), std::string::npos) << r.out;
+    const std::string report = tmp_path("mesh.json");
+    ASSERT_EQ(tilepipe("run conf/default.yaml --set synth.count=1000 --topology tilepro64 --quiet --json " + report).status, 0);
+    const CommandResult m = tilepipe("plot " + report + " -o " + tmp_path("mesh.png"));
+    EXPECT_NE(m.out.find(", 6 reserved tiles marked)"), std::string::npos) << m.out;
+    fs::remove(tmp_path("topo.png"));
+    fs::remove(tmp_path("mesh.png"));
+    fs::remove(report);
     fs::remove(json);
+}
+
+// A node's name longer than its tile holds is broken after its separators (or cut), so it never
+// runs into the next tile's.
+TEST(Plot, ANameLongerThanItsTileIsBrokenAtItsSeparators) {
+    const CommandResult r = run_command("cd '" + source_root() + "/scripts' && python3 -c \"import plot; "
+                                        "print([plot.fit_name(n, 9) for n in ['drop', 'piped.1.pass_4', 'rtc.collector', 'fw.0/flow_table']])\"");
+    EXPECT_EQ(r.out, "['drop', 'piped.1.\\npass_4', 'rtc.\\ncollector', 'fw.0/\\nflow_tab\u2026']\n") << r.err;
 }
 
 TEST(Plot, DrawsEveryBenchReport) {

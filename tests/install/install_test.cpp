@@ -265,6 +265,17 @@ void expect_refused(const CommandResult& r, const std::string& file, const std::
     EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
 }
 
+// The example apps are installed (share/tilepipe/conf), and the installed benches find their
+// default app there: from `/`, the option checked after the app was read is what fails.
+TEST_F(InstallTest, TheBenchesFindTheInstalledExampleApps) {
+    const fs::path share = fs::path(g->bin).parent_path().parent_path() / "share" / "tilepipe" / "conf";
+    EXPECT_TRUE(fs::exists(share / "default.yaml")) << share;
+    EXPECT_TRUE(fs::exists(share / "mapvec.yaml")) << share;
+    const CommandResult r = run_command("cd / && " + sh_quote(g->bin) + " bench latency --seconds 0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("bench latency: --seconds", 0), 0u) << r.err;
+}
+
 TEST_F(InstallTest, RefusesAPluginThatDoesNotExist) {
     const std::string missing = g->root + "/nowhere/libmissing.so";
     expect_refused(tilepipe("stages --plugin " + sh_quote(missing)), missing, "does not exist");

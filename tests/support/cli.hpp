@@ -35,6 +35,13 @@ inline nlohmann::json run_json(const std::string& args, CommandResult* out = nul
     return j;
 }
 
+// `tilepipe ARGS` is refused as a usage or config error (exit 2) with exactly `err` on stderr.
+inline void expect_refused(const std::string& args, const std::string& err) {
+    const CommandResult r = tilepipe(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, err) << args;
+}
+
 // An app config in a temporary file.
 inline std::string app_file(const std::string& name, const std::string& yaml) {
     const std::string path = tmp_path(name);

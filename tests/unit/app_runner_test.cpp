@@ -327,6 +327,43 @@ TEST(AppRunner, ReportJsonCarriesEveryFieldReadmeDocumentsAndNoOther) {
     EXPECT_DOUBLE_EQ(j["offered_gbps_l1"].get<double>(), (double(r.packets) * (64 + 24) * 8) / r.offered_seconds / 1e9);
 }
 
+// --trace N: the first N packets the sources emit, each followed to its end across the
+// farm's tiles (threads of their own here), without changing what the run counts; the other
+// packets pass untraced.
+TEST(AppRunner, TracedPacketsAreFollowedToTheirEndAcrossTiles) {
+    AppConfig app = parse_app_config(
+        "runtime: { threads: per_tile, fuse: never }\npipeline:\n  - { stage: synth, count: 20000 }\n  - parse\n"
+        "  - farm: { workers: 3, dispatch: flow_hash, collect: ordered, worker: [pass, { stage: sample, every: 2 }] }\n"
+        "  - drop\n",
+        "test.yaml");
+    app.trace = 40;
+    AppRunner runner(app);
+    const RunReport r = runner.run();
+    expect_accounted(r);
+    ASSERT_EQ(r.trace.packets.size(), 40u);
+    size_t dropped = 0;
+    for (const TracedPacket& p : r.trace.packets) {
+        ASSERT_GE(p.path.size(), 4u) << p.packet;
+        EXPECT_EQ(p.path[0].stage, "synth");
+        EXPECT_EQ(p.path[0].step, "emitted");
+        EXPECT_EQ(p.path[1].stage, "parse");
+        const std::string& worker = p.path[2].node;
+        EXPECT_EQ(p.path[2].stage, worker + "/pass");
+        EXPECT_EQ(p.path[3].stage, worker + "/sample");
+        if (p.end() == "dropped") {
+            ++dropped;
+            EXPECT_EQ(p.path.size(), 4u);
+            EXPECT_EQ(p.path[3].reason, "sampled_out");
+        } else {
+            EXPECT_EQ(p.end(), "delivered");
+            ASSERT_EQ(p.path.size(), 5u);
+            EXPECT_EQ(p.path[4].stage, "drop");
+        }
+    }
+    EXPECT_GT(dropped, 0u);
+    EXPECT_LT(dropped, 40u);
+}
+
 TEST(AppRunner, EveryNodeCountsTheBytesItPassesOn) {
     const RunReport r = run_yaml("pipeline:\n  - { stage: synth, count: 1000, size: 100 }\n  - pass\n"
                                  "  - { stage: sample, every: 2 }\n  - drop\n");

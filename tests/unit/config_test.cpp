@@ -417,14 +417,14 @@ TEST(Overrides, LoopRefusesNegativeAndOutOfRangeCounts) {
 // --pcap keeps what a pcap source also has: a paced replay stays paced.
 TEST(Overrides, PcapKeepsTheReplacedSourcesLoopAndPacing) {
     AppConfig app = parse_app_config(
-        "pipeline:\n  - stage: pcap\n    name: src\n    file: a.pcap\n    loop: 2\n    pps: 1000\n    transport: sm\n  - drop\n",
+        "pipeline:\n  - stage: pcap\n    name: src\n    file: a.pcap\n    loop: 2\n    pps: 1000\n    memory: local\n  - drop\n",
         "a.yaml");
     apply_overrides(app, {.pcap = "b.pcap"});
     const NodeConfig& src = app.pipeline[0];
     EXPECT_EQ(src.params.get_string("file"), "b.pcap");
     EXPECT_EQ(src.params.get_uint("loop"), 2u);
     EXPECT_EQ(src.params.get_double("pps"), 1000.0);
-    EXPECT_EQ(src.transport, "sm");
+    EXPECT_EQ(src.memory.policy, MemoryPolicy::Local);
     // A source of another stage keeps only what a pcap source also takes.
     AppConfig synth = parse_app_config("pipeline:\n  - stage: synth\n    count: 5\n  - drop\n", "a.yaml");
     apply_overrides(synth, {.pcap = "b.pcap", .loop = "4"});
