@@ -61,7 +61,7 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std:
     if (app_.trace != 0) {  // every mbuf starts untraced: the trace field is read at every stage
         trace_ = std::make_unique<PacketTrace>(app_.trace);
         for (const auto& p : pools_) trace_->clear_pool(p->get());
-        for (size_t n = 0; n < g.nodes.size(); ++n) node_traces_.push_back(std::make_unique<NodeTrace>(*trace_));
+        for (size_t n = 0; n < plan_.graph.nodes.size(); ++n) node_traces_.push_back(std::make_unique<NodeTrace>(*trace_));
     }
     if (memory_.bind)
         for (size_t i = 0; i < pools_.size(); ++i) note_bound(bind_mempool(pools_[i]->get(), memory_.pools[i]));
