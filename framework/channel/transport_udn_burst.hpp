@@ -8,30 +8,21 @@
 
 namespace tp::detail {
 
-// Sends items[0..n) through `tx` (a credit sender: try_send(const uint64_t*)), one message
-// each, up to the first refusal; returns how many went.
+// Sends items[0..n) through `tx` (a credit sender: try_send_many(const uint64_t*, uint32_t)),
+// one message each, in runs of up to 32 (each run one reservation where the network offers
+// it, see CreditSender::try_send_many), up to the first refusal; returns how many went.
 template <typename T, typename Tx>
 uint32_t udn_send_burst(Tx& tx, const T* items, uint32_t n) {
-    if constexpr (requires(const uint64_t* p) { tx.try_send_many(p, 1u); }) {
-        // Runs of up to 32 items, each run one reservation (see CreditSender::try_send_many).
-        uint64_t run[32 * (sizeof(T) / 8)];
-        uint32_t sent = 0;
-        while (sent < n) {
-            const uint32_t want = n - sent < 32 ? n - sent : 32;
-            std::memcpy(run, &items[sent], sizeof(T) * want);
-            const uint32_t m = tx.try_send_many(run, want);
-            sent += m;
-            if (m < want) break;
-        }
-        return sent;
+    uint64_t run[32 * (sizeof(T) / 8)];
+    uint32_t sent = 0;
+    while (sent < n) {
+        const uint32_t want = n - sent < 32 ? n - sent : 32;
+        std::memcpy(run, &items[sent], sizeof(T) * want);
+        const uint32_t m = tx.try_send_many(run, want);
+        sent += m;
+        if (m < want) break;
     }
-    uint64_t words[sizeof(T) / 8];
-    uint32_t i = 0;
-    for (; i < n; ++i) {
-        std::memcpy(words, &items[i], sizeof(T));
-        if (!tx.try_send(words)) break;
-    }
-    return i;
+    return sent;
 }
 
 // Receives up to n items through `rx` (a credit receiver: try_recv_burst(uint64_t*, uint32_t))
