@@ -150,8 +150,11 @@ public:
 
     // Words pushed but not yet popped (a snapshot; reserved-but-unpublished ones included).
     uint64_t queued_words() const {
-        // relaxed: a statistic; no data is read through it.
-        return prod_.tail.load(std::memory_order_relaxed) - cons_.head.load(std::memory_order_relaxed);
+        // relaxed: a statistic; no data is read through it. Head first: a tail read after it
+        // is at least as recent, and what a stale pair would give is clamped at 0.
+        const uint64_t head = cons_.head.load(std::memory_order_relaxed);
+        const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);
+        return tail > head ? tail - head : 0;
     }
 
     void count_stall() { prod_.stalls.fetch_add(1, std::memory_order_relaxed); }  // relaxed: a statistic
