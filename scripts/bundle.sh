@@ -7,8 +7,9 @@
 # runtime, plus conf/ and scripts/. BUILD defaults to `build` (made with
 # `./scripts/build.sh build release`), DEST to .bundle/tp.
 # On the other host: `source DEST/env.sh` (sets LD_LIBRARY_PATH, points DPDK at the bundled
-# drivers with -d through $TILEPIPE_EAL_DRIVERS, and exports $TILEPIPE_BIN and
-# $TILEPIPE_BENCH), then e.g. `scripts/bench_scaling.sh OUT` from DEST.
+# drivers with -d through $TILEPIPE_EAL_DRIVERS where the host has no DPDK drivers of its own,
+# and exports $TILEPIPE_BIN and $TILEPIPE_BENCH), then e.g. `scripts/bench_scaling.sh OUT`
+# from DEST. EAL refuses a driver folder under a world-writable directory (such as /tmp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -31,15 +32,24 @@ for d in mempool_ring mempool_stack bus_vdev net_null net_ring net_pcap event_sw
 done
 # Every library those load, except the C/C++ runtime the other host has.
 for f in "$dest"/build/apps/tilepipe "$dest"/build/apps/bench/* "$dest"/build/apps/mp/* "$dest"/drivers/* "$dest"/build/lib/*.so*; do
-  [ -f "$f" ] && LD_LIBRARY_PATH="$dest/build/lib" ldd "$f" 2>/dev/null
+  if [ -f "$f" ]; then LD_LIBRARY_PATH="$dest/build/lib" ldd "$f" 2>/dev/null || true; fi
 done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
   grep -v "$(cd "$dest" && pwd)" | while read -r lib; do cp -nL "$lib" "$dest/lib/"; done
-cat >"$dest/env.sh" <<'ENV'
-# Source this on the host the bundle was copied to.
-TP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export LD_LIBRARY_PATH="$TP_ROOT/build/lib:$TP_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TILEPIPE_EAL_DRIVERS="$TP_ROOT/drivers"
-export TILEPIPE_BIN="$TP_ROOT/build/apps/tilepipe" TILEPIPE_BENCH="$TP_ROOT/build/apps/bench/tilepipe-bench"
+cat >"$dest/env.sh" <<ENV
+# Source this on the host the bundle was copied to. Where DPDK 22.11 is installed (EAL's
+# compiled-in driver folder $pmds exists), EAL loads that folder's drivers, which need the
+# host's own DPDK libraries: only libtilepipe comes from the bundle (a second copy of a DPDK
+# library would register its drivers twice). Elsewhere every library comes from the bundle and
+# EAL loads the bundled drivers (-d, through TILEPIPE_EAL_DRIVERS).
+TP_ROOT=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
+if [ -d "$pmds" ]; then
+  export LD_LIBRARY_PATH="\$TP_ROOT/build/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+  unset TILEPIPE_EAL_DRIVERS
+else
+  export LD_LIBRARY_PATH="\$TP_ROOT/build/lib:\$TP_ROOT/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+  export TILEPIPE_EAL_DRIVERS="\$TP_ROOT/drivers"
+fi
+export TILEPIPE_BIN="\$TP_ROOT/build/apps/tilepipe" TILEPIPE_BENCH="\$TP_ROOT/build/apps/bench/tilepipe-bench"
 ENV
 echo "bundle.sh: $(du -sh "$dest" | cut -f1) in $dest; on the other host: source $dest/env.sh"
