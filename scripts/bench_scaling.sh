@@ -122,7 +122,7 @@ if [[ " $sections " == *" accel "* ]]; then
       $([ -n "$small" ] && echo "--tasks 20000") --json "$out/json/accel_$w.json"
   done
   for ns in 1000 5; do
-    rows="[{'series': r['impl'] + ('' if r.get('mode', 'stream') == 'stream' else ' ' + r['mode']), 'workers': int(k.split('_')[1]), 'mtasks_per_s': r['mtasks_per_s']} for k, v in reports.items() if k.startswith('accel_') for r in v['rows'] if round(r.get('task_ns', -1)) == $ns and r.get('mode', 'stream') == 'stream']"
+    rows="[{'series': r['impl'], 'workers': int(k.split('_')[1]), 'mtasks_per_s': r['mtasks_per_s']} for k, v in reports.items() if k.startswith('accel_') for r in v['rows'] if round(r.get('task_ns', -1)) == $ns and r.get('mode', 'stream') == 'stream']"
     curve "accel_${ns}ns" "accelerator, ${ns} ns tasks: Mtasks/s against workers" workers mtasks_per_s workers "Mtasks/s" "$rows"
   done
 fi

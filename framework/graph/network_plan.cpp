@@ -140,12 +140,12 @@ private:
             const NetworkGroupPlan& gr = np_.groups[gi];
             const uint64_t unit = gr.edges.size() * (1 + uint64_t{gr.payload_words});
             const auto t = static_cast<uint32_t>(np_.tile_of_node[gr.receiver]);
-            ends_[t].push_back(Endpoint{true, gi, unit, 0, false, 0, 0, unit * asked(gr), t});
+            ends_[t].push_back(Endpoint{.data = true, .index = gi, .unit = unit, .want = unit * asked(gr), .tile = t});
         }
         for (size_t li = 0; li < np_.links.size(); ++li) {
             const auto t = static_cast<uint32_t>(np_.tile_of_node[g_.edges[np_.links[li].edge].from]);
-            ends_[t].push_back(Endpoint{false, li, noc::kCreditWords, 0, false, 0, 0,
-                                        noc::kCreditWords * asked(np_.groups[np_.links[li].group]), t});
+            ends_[t].push_back(Endpoint{.data = false, .index = li, .unit = noc::kCreditWords,
+                                        .want = noc::kCreditWords * asked(np_.groups[np_.links[li].group]), .tile = t});
         }
         const uint32_t q = np_.config.queues, words = np_.config.queue_words;
         const bool catch_all = app_.network.catch_all == "shared";

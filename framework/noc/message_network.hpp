@@ -80,28 +80,15 @@ public:
         return Route{&queue(to, qi), detail::pack_header(from, tag, 0), from, to, qi};
     }
     bool try_push(const Route& r, const uint64_t* payload, uint32_t length) {
-        if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
-        const uint32_t sole = r.queue->sole_sender();
-        detail::check_sender(kBackend, r.from, r.to, r.queue_index, sole);
-        if (!r.queue->try_push(sole == r.from, r.header | (uint64_t{length} << 32), payload, length)) {
-            r.queue->count_stall();
-            return false;
-        }
-        if (config_.doorbells) r.queue->data_bell().ring();
-        return true;
+        return try_push_many(r, payload, length, 1, false);
     }
 
     // A push that spends a credit of an interface that owns the queue: `r`'s queue is
     // claimed by r.from and its room set aside for the credits, so the push cannot find it
-    // full and skips the room check (TileQueue::push_credited). Throws std::logic_error when
+    // full and skips the room check (TileQueue::push_credited_many). Throws std::logic_error when
     // the queue is not claimed by r.from. Always true here (the eventdev backend may refuse).
     bool try_push_credited(const Route& r, const uint64_t* payload, uint32_t length) {
-        if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
-        const uint32_t sole = r.queue->sole_sender();
-        if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
-        r.queue->push_credited(r.header | (uint64_t{length} << 32), payload, length);
-        if (config_.doorbells) r.queue->data_bell().ring();
-        return true;
+        return try_push_many(r, payload, length, 1, true);
     }
 
     // `count` messages of `length` words each through `r` in one reservation (payloads back

@@ -12,7 +12,7 @@
 // receiver touches only the words and its own line: its cost does not depend on how many
 // senders there are. A queue claimed by one sender (set_sole_sender) skips the CAS (on x86 a
 // locked instruction waits for the sender's earlier stores to reach other cores), and a push
-// that spends a credit (push_credited) skips the look at head too, so a credit channel's
+// that spends a credit (push_credited_many) skips the look at head too, so a credit channel's
 // message costs its sender no line but the words'. A run of messages (try_push_many) is one
 // reservation.
 //
@@ -87,16 +87,11 @@ public:
         return true;
     }
 
-    // The sole sender's push of a message a credit stands for: the queue's room is set aside
-    // for the credits and only they push here, so there is room, and the receiver's reads and
-    // zeroing of the words reused happened before it sent the credit this push spends
-    // (credits and messages are both FIFO, the credit published with release and taken with
-    // acquire). So no look at head at all, and no CAS.
-    void push_credited(uint64_t header, const uint64_t* payload, uint32_t n) {
-        push_credited_many(header, payload, n, 1);
-    }
-
-    // push_credited for a run of `count` messages of `n` words (see try_push_many).
+    // The sole sender's push of `count` messages of `n` words (see try_push_many) that credits
+    // stand for: the queue's room is set aside for the credits and only they push here, so
+    // there is room, and the receiver's reads and zeroing of the words reused happened before
+    // it sent the credits these pushes spend (credits and messages are both FIFO, a credit
+    // published with release and taken with acquire). So no look at head at all, and no CAS.
     void push_credited_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
         prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by headers
