@@ -19,6 +19,9 @@ if [ -z "${TILEPIPE_BIN:-}" ]; then
   ./scripts/build.sh build release apps/tilepipe
 fi
 bin=${TILEPIPE_BIN:-./build/apps/tilepipe}
+# A bundle (scripts/bundle.sh) on a host without DPDK names its drivers' folder; testpmd loads it too.
+drivers=()
+[ -n "${TILEPIPE_EAL_DRIVERS:-}" ] && drivers=(-d "$TILEPIPE_EAL_DRIVERS")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -39,7 +42,7 @@ for size in 64 1514; do
     # Rx-pps of port 0 (net_pcap) from testpmd's periodic statistics, after the first period.
     # timeout ends it with SIGINT (exit 124); any other status means it failed on its own.
     status=0
-    timeout -s INT "$secs" "$testpmd" --no-huge -m 1024 --no-pci --no-shconf --no-telemetry \
+    timeout -s INT "$secs" "$testpmd" --no-huge -m 1024 --no-pci --no-shconf --no-telemetry ${drivers[@]+"${drivers[@]}"} \
         --log-level='*:warning' --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" --vdev 'net_null0,no-rx=1' \
         -- --forward-mode=io --auto-start --stats-period=1 --nb-cores=1 >"$work/pmd.log" 2>&1 || status=$?
     if [ "$status" -ne 124 ]; then
@@ -61,5 +64,5 @@ for size in 64 1514; do
   read -r tm tmin tmax < <(median <"$work/tp")
   read -r pm pmin pmax < <(median <"$work/pmd")
   printf "%5d B  tilepipe %7.3f Mpps (min %.3f, max %.3f)  testpmd %7.3f Mpps (min %.3f, max %.3f)  ratio %.2f\n" \
-    "$size" "$tm" "$tmin" "$tmax" "$pm" "$pmin" "$pmax" "$(echo "$tm / $pm" | bc -l)"
+    "$size" "$tm" "$tmin" "$tmax" "$pm" "$pmin" "$pmax" "$(awk -v a="$tm" -v b="$pm" 'BEGIN {print a / b}')"
 done

@@ -24,6 +24,9 @@ mkdir -p "$dest/build/apps/bench" "$dest/build/apps/mp" "$dest/build/lib" "$dest
 cp -a conf scripts "$dest/"
 cp "$build/apps/tilepipe" "$build/apps/tilepipe-plot.py" "$dest/build/apps/"
 [ -x "$build/apps/bench/tilepipe-bench" ] && cp "$build/apps/bench/tilepipe-bench" "$dest/build/apps/bench/"
+# dpdk-testpmd, where installed, for scripts/bench_replay.sh's comparison on the other host.
+tpmd=$(command -v dpdk-testpmd || true)
+[ -n "$tpmd" ] && cp "$tpmd" "$dest/build/apps/"
 find "$build/apps/mp" -maxdepth 1 -type f -name 'tilepipe-mp-*' -perm -u+x -exec cp {} "$dest/build/apps/mp/" \;
 cp -a "$build"/lib/libtilepipe*.so* "$dest/build/lib/"
 # The drivers the apps and benchmarks use, loaded at start by EAL's -d.
@@ -31,7 +34,7 @@ for d in mempool_ring mempool_stack bus_vdev net_null net_ring net_pcap event_sw
   cp -L "$pmds"/librte_$d.so.* "$dest/drivers/" 2>/dev/null || echo "bundle.sh: no $d driver in $pmds (skipped)" >&2
 done
 # Every library those load, except the C/C++ runtime the other host has.
-for f in "$dest"/build/apps/tilepipe "$dest"/build/apps/bench/* "$dest"/build/apps/mp/* "$dest"/drivers/* "$dest"/build/lib/*.so*; do
+for f in "$dest"/build/apps/tilepipe "$dest"/build/apps/dpdk-testpmd "$dest"/build/apps/bench/* "$dest"/build/apps/mp/* "$dest"/drivers/* "$dest"/build/lib/*.so*; do
   if [ -f "$f" ]; then LD_LIBRARY_PATH="$dest/build/lib" ldd "$f" 2>/dev/null || true; fi
 done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
@@ -51,5 +54,6 @@ else
   export TILEPIPE_EAL_DRIVERS="\$TP_ROOT/drivers"
 fi
 export TILEPIPE_BIN="\$TP_ROOT/build/apps/tilepipe" TILEPIPE_BENCH="\$TP_ROOT/build/apps/bench/tilepipe-bench"
+if [ -x "\$TP_ROOT/build/apps/dpdk-testpmd" ]; then export TESTPMD="\$TP_ROOT/build/apps/dpdk-testpmd"; fi
 ENV
 echo "bundle.sh: $(du -sh "$dest" | cut -f1) in $dest; on the other host: source $dest/env.sh"

@@ -56,6 +56,7 @@ public:
 
     // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
     void prepare_park() {
+        parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic, written by the sleeper only
         parked_.store(1, std::memory_order_relaxed);  // relaxed: ordered by the barrier below
         if (light_) heavy_barrier();  // every running thread's barrier: see ring_light()
         else std::atomic_thread_fence(std::memory_order_seq_cst);  // announce before re-checking inputs
@@ -65,6 +66,9 @@ public:
     void cancel_park() { parked_.store(0, std::memory_order_relaxed); }
     void park(std::chrono::microseconds timeout);
 
+    // Announcements to sleep (each costs the sleeper a barrier: on a light doorbell a
+    // membarrier, an interrupt of every CPU running this process). relaxed: a statistic.
+    uint64_t parks() const { return parks_.load(std::memory_order_relaxed); }
     // relaxed: a statistic, read after the threads joined (join orders it).
     uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
     // Parks that slept out their whole timeout (nobody rang): each is a wake-up lost or never
@@ -79,6 +83,7 @@ private:
     static std::atomic<bool> light_failed_;
     bool light_ = false;
     alignas(64) std::atomic<uint32_t> parked_{0};
+    std::atomic<uint64_t> parks_{0};
     std::atomic<uint64_t> wakeups_{0};
     std::atomic<uint64_t> park_timeouts_{0};
 };

@@ -77,6 +77,16 @@ struct AcceleratorOptions {
     std::string name = "accel";
 };
 
+/// How one worker waited for tasks, counted since the accelerator started (read live; exact
+/// after wait()). A worker that has a CPU of its own keeps polling for a while before it sleeps,
+/// so while the caller streams tasks `parks` stays near zero; each park costs the process a
+/// barrier on every CPU it runs on, and the next task a futex wake.
+struct AcceleratorWaits {
+    uint64_t parks = 0;          ///< times it went to sleep on its doorbell
+    uint64_t wakeups = 0;        ///< times the caller woke it (a futex wake)
+    uint64_t park_timeouts = 0;  ///< sleeps that ran out their timeout unrung (idle, or a lost wake-up)
+};
+
 /// A misuse of an accelerator or the failure of one of its workers; what() says which.
 class AcceleratorError : public std::runtime_error {
 public:
@@ -133,6 +143,8 @@ public:
     void wait();
     /// Throws AcceleratorError when a worker has failed.
     void check() const;
+    /// How each worker waited, in worker order.
+    std::vector<AcceleratorWaits> waits() const;
 
 private:
     struct Impl;
@@ -199,6 +211,9 @@ public:
     /// Offloads end of stream if not done yet and joins the workers; results not read yet stay
     /// readable. Throws AcceleratorError naming the worker that failed and what it threw.
     void wait() { core_->wait(); }
+
+    /// How each worker waited for tasks (see AcceleratorWaits), in worker order.
+    std::vector<AcceleratorWaits> worker_waits() const { return core_->waits(); }
 
 private:
     // True when `fn` works on the task in place: void(In&) with Out == In.

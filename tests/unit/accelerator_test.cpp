@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+
 #include "tilepipe/accelerator.hpp"
 
 namespace tp {
@@ -106,6 +108,43 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{TaskDispatch::round_robin, ResultOrder::ordered, "sm_shared", 8},
                     Case{TaskDispatch::round_robin, ResultOrder::unordered, "lock", 1}),
     case_name);
+
+// Busy for `d` on this thread (a task's work, a caller's gap between offloads).
+void busy_for(std::chrono::nanoseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+// A worker with a CPU of its own keeps polling between tasks that come up to a hundred microseconds
+// apart instead of parking: each park interrupts every CPU of the process (membarrier) and
+// costs the next offload a futex wake, which made wide farms collapse. Without the linger a
+// worker parks in nearly every gap.
+TEST(Accelerator, AWorkerWithItsOwnCpuPollsThroughShortGapsInsteadOfParking) {
+    cpu_set_t set;
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    if (CPU_COUNT(&set) < 2) GTEST_SKIP() << "needs 2 CPUs (one for the caller, one for the worker)";
+    AcceleratorOptions o;
+    o.workers = 1;
+    Accelerator<int> acc(o, [](int& x) {
+        busy_for(std::chrono::microseconds(1));
+        ++x;
+    });
+    constexpr int kTasks = 400;
+    int r = 0, results = 0;
+    for (int i = 0; i < kTasks; ++i) {
+        acc.offload(i);
+        busy_for(std::chrono::microseconds(100));
+        while (acc.try_get_result(r)) ++results;
+    }
+    acc.end_of_stream();
+    while (acc.get_result(r)) ++results;
+    EXPECT_EQ(results, kTasks);
+    const auto waits = acc.worker_waits();
+    ASSERT_EQ(waits.size(), 1u);
+    // A few parks are allowed for a caller descheduled past the linger on a busy machine.
+    EXPECT_LT(waits[0].parks, uint64_t{kTasks / 10}) << "the worker parked between tasks 100 us apart";
+}
 
 TEST(Accelerator, InPlaceFunctionMakesTheTaskItsOwnResult) {
     AcceleratorOptions o;
