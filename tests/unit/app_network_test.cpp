@@ -246,6 +246,14 @@ TEST(AppNetwork, AMapsGatherOnTheNetworkWithFenceFreeDoorbellsDeliversOnceInEach
     WaitPolicy parking;
     parking.spin_rounds = parking.yield_rounds = 0;
     EXPECT_EQ(gather_in_order(gather, 20000, parking), 0u);
+    // A lost wake-up costs its sleeper a whole park timeout: every wait here parks, so a ring
+    // that missed its sleeper would show as timeouts by the thousand. A few are a thread
+    // descheduled past the timeout while its partner slept (about 1 % here on a loaded
+    // 2-CPU machine).
+    uint64_t parks = 0, timeouts = 0;
+    for (const Doorbell& b : bells) parks += b.parks(), timeouts += b.park_timeouts();
+    EXPECT_GT(parks, 1000u);
+    EXPECT_LE(timeouts * 20, parks) << timeouts << " of " << parks << " parks timed out: wake-ups lost";
 }
 
 TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {
