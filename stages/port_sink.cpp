@@ -84,6 +84,7 @@ void PortSink::open(StageEnv& env) {
     r.txd = txd_;
     r.pool = env.pool->get();  // RX queues of a port the sink configures first
     r.socket = env.socket;
+    r.wait_link = params_.get_double("wait_link");
     port_ids_.clear();
     for (const std::string& device : devices_) {
         r.device = device;
@@ -180,6 +181,10 @@ TILEPIPE_STAGE(PortSink, "port_out",
                                   "port's device, one without is dropped as no_port; not with 'device'"),
                param<uint16_t>("tx_queue", 0, "TX queue this instance transmits on (on every device)"),
                param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user").between(1, 64),
-               param<uint16_t>("txd", 1024, "descriptors per TX queue").at_least(1));
+               param<uint16_t>("txd", 1024, "descriptors per TX queue").at_least(1),
+               param<double>("wait_link", 0,
+                             "seconds to wait at open for the port to start and its link to come up "
+                             "(a memif peer: the other process connecting); 0 = do not wait")
+                   .between(0, 3600));
 
 }  // namespace tp

@@ -172,6 +172,7 @@ void PortSource::open(StageEnv& env) {
     r.source = true;
     pool_ = r.pool;
     r.socket = env.socket;
+    r.wait_link = params_.get_double("wait_link");
     try {
         port_id_ = ethdev_port_acquire(r);
     } catch (const std::runtime_error& e) {
@@ -303,6 +304,10 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                    .between(1, 64),
                param<uint16_t>("rxd", 1024, "descriptors per RX queue").at_least(1),
                param<bool>("promisc", true, "put the port in promiscuous mode"),
+               param<double>("wait_link", 0,
+                             "seconds to wait at open for the port to start and its link to come up "
+                             "(a memif peer: the other process connecting); 0 = do not wait")
+                   .between(0, 3600),
                param<uint64_t>("packets", 0, "end of stream after this many packets; 0 = until stopped"),
                param<double>("idle_timeout", 0,
                              "end of stream after this many seconds without a packet; 0 = never "

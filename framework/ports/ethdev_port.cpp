@@ -5,9 +5,13 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -104,6 +108,12 @@ uint16_t find_or_create(const std::string& device, std::string& created) {
                              "; a virtual device spec starts with its driver, e.g. net_null0)");
 }
 
+std::string format_seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g s", s);
+    return buf;
+}
+
 void configure_and_start(uint16_t pid, const PortRequest& r, PortUse& use) {
     rte_eth_dev_info info{};
     int rc = rte_eth_dev_info_get(pid, &info);
@@ -150,8 +160,24 @@ void configure_and_start(uint16_t pid, const PortRequest& r, PortUse& use) {
         if (rc != 0 && rc != -ENOTSUP)
             throw std::runtime_error("cannot enable promiscuous mode: " + dpdk_reason(rc));
     }
-    rc = rte_eth_dev_start(pid);
-    if (rc != 0) throw std::runtime_error("cannot start the port: " + dpdk_reason(rc));
+    // With wait_link, a start that fails is tried again until the deadline (a memif client
+    // cannot start before its server listens), then the link is awaited (a memif server's
+    // comes up when its client connects): packets sent before that would be dropped.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(r.wait_link);
+    while ((rc = rte_eth_dev_start(pid)) != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (rc != 0)
+        throw std::runtime_error("cannot start the port: " + dpdk_reason(rc) +
+                                 (r.wait_link > 0 ? " (tried for " + format_seconds(r.wait_link) + ")" : ""));
+    if (r.wait_link <= 0) return;
+    for (;;) {
+        rte_eth_link link{};
+        if (rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) return;
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw std::runtime_error("its link did not come up within " + format_seconds(r.wait_link) +
+                                     " (wait_link): is the peer running?");
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
 }
 
 // A later source's RX queue receives into that source's pool (an app has one per place of its

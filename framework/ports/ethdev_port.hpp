@@ -36,6 +36,10 @@ struct PortRequest {
     bool source = false;           // polls RX queue `queue`: it receives into `pool`, also when
                                    // another user configured the port first
     int socket = -1;               // NUMA node for the queues, -1 = the port's
+    double wait_link = 0;          // seconds to wait when first: for the device to start (a
+                                   // memif client whose server is not up yet) and for its link
+                                   // to come up (a memif peer connecting); 0 = neither. The
+                                   // wait holds the registry's lock: ports open one at a time
 };
 
 // Opens (creating, configuring and starting when first) the port `r.device` names and returns

@@ -539,6 +539,21 @@ TEST_F(PortTest, AVirtualDeviceThatCannotBeCreatedIsRefusedWithDpdksReason) {
     EXPECT_NE(driver.message().find("cannot create virtual device"), std::string::npos) << driver.what();
 }
 
+TEST_F(PortTest, AWaitedLinkThatNeverComesUpIsRefusedAtOpenAndTheDeviceRemoved) {
+    // A memif server nobody connects to: its link stays down.
+    const LocatedError e = refusal<PortSink>(
+        "port_out", {{"device", "net_memif31,role=server,socket=" + dir_ + "/lonely.sock"}, {"wait_link", "0.2"}});
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_NE(e.message().find("link did not come up within 0.2 s"), std::string::npos) << e.what();
+    EXPECT_FALSE(port_exists("net_memif31"));
+    // A memif client with no server: its start is tried until the wait runs out.
+    const LocatedError c = refusal<PortSource>(
+        "port", {{"device", "net_memif32,role=client,socket=" + dir_ + "/nobody.sock"}, {"wait_link", "0.2"}});
+    EXPECT_NE(c.message().find("cannot start the port"), std::string::npos) << c.what();
+    EXPECT_NE(c.message().find("tried for 0.2 s"), std::string::npos) << c.what();
+    EXPECT_FALSE(port_exists("net_memif32"));
+}
+
 TEST_F(PortTest, TooManyQueuesForTheDeviceIsRefusedAtOpen) {
     const LocatedError e = refusal<PortSource>(
         "port", {{"device", "net_pcap22,rx_pcap=" + test::pcaps_dir() + "/pcpp__example.pcap"},
