@@ -4,11 +4,15 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/ports/ethdev_port.hpp"
+#include "framework/runtime/stop_request.hpp"
+#include "framework/runtime/wait_policy.hpp"
 
 namespace tp {
 
@@ -70,6 +74,8 @@ PortSink::PortSink(const ParamValues& params) : Stage(kKind), params_(params) {
     by_port_ = !devices_.empty();
     if (!by_port_) devices_.push_back(params.get_string("device"));
     sent_ = std::make_unique<PortCounter[]>(devices_.size());
+    wait_when_full_ = params.get_string("when_full") == "wait";
+    linger_ = params.get_double("linger");
     tx_full_ = declare_drop("tx_full");
     no_port_ = declare_drop("no_port");
 }
@@ -112,6 +118,20 @@ void PortSink::send(size_t out, const PacketDesc* d, uint16_t n) {
         sent += k;
         if (k == 0) rte_pause();
     }
+    // when_full: wait. The queue drains as the peer takes packets; meanwhile this tile yields
+    // its CPU (the peer may share it). Only a cut, or a link that went down (the peer gone,
+    // nothing would ever drain it), gives up: those packets are tx_full drops.
+    for (uint32_t round = 1; wait_when_full_ && sent < n; ++round) {
+        const uint16_t k = rte_eth_tx_burst(port, queue_, m + sent, n - sent);
+        sent += k;
+        if (k != 0) continue;
+        yield_cpu();
+        if ((round & 1023) == 0) {
+            rte_eth_link link{};
+            if (cut_requested() || (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_DOWN))
+                break;
+        }
+    }
     for (uint16_t i = sent; i < n; ++i) drop(d[i], tx_full_);
     if (by_port_) sent_[out].add(sent);
 }
@@ -144,7 +164,16 @@ void PortSink::process(Burst& b) {
 void PortSink::close() {
     if (!opened_) return;
     opened_ = false;
-    for (uint16_t id : port_ids_) ethdev_port_release(id);
+    // linger: a port stopped now takes with it what its peer has not read yet (memif's rings
+    // go with the connection); keep it up until the peer disconnects, at most `linger` s.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(linger_);
+    for (uint16_t id : port_ids_) {
+        for (rte_eth_link link{}; linger_ > 0 && std::chrono::steady_clock::now() < deadline;) {
+            if (rte_eth_link_get_nowait(id, &link) != 0 || link.link_status == RTE_ETH_LINK_DOWN) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        ethdev_port_release(id);
+    }
 }
 
 std::vector<PortTx> PortSink::tx_by_port() const {
@@ -185,6 +214,15 @@ TILEPIPE_STAGE(PortSink, "port_out",
                param<double>("wait_link", 0,
                              "seconds to wait at open for the port to start and its link to come up "
                              "(a memif peer: the other process connecting); 0 = do not wait")
+                   .between(0, 3600),
+               param<std::string>("when_full", "drop",
+                                  "drop: what a full TX queue still refuses after a few retries is a tx_full drop "
+                                  "(a NIC's line rate); wait: retry until it goes (a memif link to another process "
+                                  "that must lose nothing; a cut or a link gone down drops the rest)",
+                                  {"drop", "wait"}),
+               param<double>("linger", 0,
+                             "seconds to keep the port up at close while its link is up, so the peer can take "
+                             "what was sent (memif); ends when the peer disconnects")
                    .between(0, 3600));
 
 }  // namespace tp

@@ -20,6 +20,15 @@
 //   tx_queue  TX queue this instance transmits on                        default 0
 //   queues  RX and TX queues configured on the port (when first to open) default 1
 //   txd     descriptors per TX queue                                     default 1024
+//   wait_link  seconds to wait at open for the port to start and its     default 0
+//           link to come up (a memif peer connecting); 0 = no wait
+//   when_full  drop: what a full TX queue refuses after kTxAttempts is   default drop
+//           `tx_full` (a NIC's line rate); wait: retry until it goes,
+//           a link between processes (memif) that must lose nothing;
+//           a cut (second Ctrl-C) or a link gone down drops the rest
+//   linger  seconds to keep the port up at close while its link is up,  default 0
+//           so a peer can take what was sent; ends when the peer
+//           disconnects (a memif receiver that has all it wanted)
 //
 // The default device, net_null0, frees what it is given: apps run as shipped and measure the
 // pipeline without a NIC. The port is shared with any `port` source or other `port_out` on the
@@ -94,6 +103,8 @@ private:
     uint16_t txd_;
     uint16_t tx_full_;
     uint16_t no_port_;
+    bool wait_when_full_ = false;  // when_full: wait
+    double linger_ = 0;
     std::vector<uint16_t> port_ids_;    // ethdev port of each acquired output
     bool opened_ = false;
 

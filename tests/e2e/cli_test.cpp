@@ -307,6 +307,11 @@ TEST(Cli, EveryShippedConfigValidatesAndRunsOnACapture) {
             if (entry.path().extension() != ".yaml") continue;
             const std::string conf = dir + "/" + entry.path().filename().string();
             SCOPED_TRACE(conf);
+            // A half of a two-process pair waits for its peer: Apps.TheMemifPair... runs both.
+            if (entry.path().stem().string().rfind("memif_", 0) == 0) {
+                EXPECT_EQ(tilepipe("validate " + conf).status, 0);
+                continue;
+            }
             if (read_file(entry.path().string()).find("\nbench: ") != std::string::npos) {
                 // A benchmark's options (conf/mapvec.yaml): `run` points to `bench --config`.
                 const CommandResult b = tilepipe("validate " + conf);

@@ -27,6 +27,8 @@ std::vector<std::string> conf_apps() {
         std::ifstream in(e.path());
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (text.find("\nbench:") != std::string::npos) continue;
+        // Halves of a two-process pair (memif) wait for their peer: tests/e2e/apps_test.cpp runs them.
+        if (e.path().stem().string().rfind("memif_", 0) == 0) continue;
         apps.push_back("conf/" + e.path().filename().string());
     }
     std::sort(apps.begin(), apps.end());
