@@ -56,6 +56,16 @@ Node& Node::tile(int x, int y) { return set("tile", "[" + std::to_string(x) + ",
 
 const std::string& Node::stage() const { return checked(state_).nodes.at(id_).stage; }
 
+Node& Node::out(const std::string& output, const Element& to) {
+    checked(state_).add_out(id_, output, to);
+    return *this;
+}
+
+void AppBuilderState::add_out(size_t node, const std::string& output, const Element& to) {
+    const int kind = to.kind_ == Element::Kind::Node ? int(Step::Node) : int(Step::Pattern);
+    nodes.at(node).outs.emplace_back(output, std::make_pair(kind, Ref{to.state_, to.id_}));
+}
+
 Farm& Farm::set(const std::string& key, const Value& value) {
     record(checked(state_).patterns.at(id_).settings, key, value.text());
     return *this;

@@ -25,6 +25,7 @@
 #include "framework/runtime/idle_mode.hpp"
 #include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/stop_request.hpp"
+#include "framework/stage/replicator.hpp"
 
 namespace tp {
 
@@ -213,6 +214,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     const AppGraph& g = plan_.graph;
     const GraphNode& node = g.nodes[n];
     std::vector<Channel<PacketDesc>*> desc_in, desc_out;
+    std::vector<int> branch_of_out;  // per desc output: the stage output it carries (-1: none)
     std::vector<Channel<uint64_t>*> words_in, words_out;
     Channel<uint64_t>* freed = nullptr;
     for (size_t e : g.inputs_of(n)) {
@@ -223,7 +225,10 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     for (size_t e : g.outputs_of(n)) {
         if (g.edges[e].freed) freed = links_[e].words.get();
         else if (g.edges[e].words) words_out.push_back(links_[e].words.get());
-        else desc_out.push_back(links_[e].desc.get());
+        else {
+            desc_out.push_back(links_[e].desc.get());
+            branch_of_out.push_back(g.edges[e].output);
+        }
     }
     switch (node.role) {
         case NodeRole::MapEmitter:
@@ -244,7 +249,13 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.chain = std::move(chain);
     ts.inputs = desc_in;
     ts.outputs = desc_out;
-    ts.dispatch = ts.outputs.size() > 1 ? node.dispatch : Dispatch::Single;
+    ts.dispatch = ts.outputs.size() > 1 || node.dispatch == Dispatch::Branch ? node.dispatch : Dispatch::Single;
+    if (node.dispatch == Dispatch::Branch) {
+        // Every output of the stage is wired (wire_app): each maps to its edge's channel.
+        ts.branch_outputs.assign(branch_of_out.size(), 0);
+        for (size_t o = 0; o < branch_of_out.size(); ++o) ts.branch_outputs.at(static_cast<size_t>(branch_of_out[o])) = static_cast<uint16_t>(o);
+        ts.replicator = dynamic_cast<Replicator*>(ts.chain.back());
+    }
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;
@@ -331,6 +342,37 @@ std::string stageless_role(const AppGraph& g, size_t n) {
     return emits && collects ? "collector+emitter" : emits ? "emitter" : "collector";
 }
 }  // namespace
+
+void AppRunner::collect_edges(RunReport& r) const {
+    const AppGraph& g = plan_.graph;
+    // Each node's last stage: its packets passed on are what its edges share.
+    std::vector<const Instance*> last(g.nodes.size(), nullptr);
+    for (const Instance& in : instances_) last[in.node] = &in;
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        std::vector<size_t> outs;  // descriptor outputs, in the order make_task gave them
+        for (size_t e : g.outputs_of(n))
+            if (!g.edges[e].words && !g.edges[e].freed) outs.push_back(e);
+        const auto* node = dynamic_cast<const NodeTask*>(tasks_[n].get());
+        const uint64_t passed = last[n] != nullptr ? last[n]->stage->stats().out.get() : tasks_[n]->passed_packets();
+        for (size_t k = 0; k < outs.size(); ++k) {
+            const GraphEdge& edge = g.edges[outs[k]];
+            if (edge.label.empty()) continue;  // a farm's or map's own link
+            EdgeReport e{g.nodes[n].name, edge.label, g.nodes[edge.to].name, last[n] != nullptr ? instance_name(*last[n]) : "",
+                         edge.output >= 0};
+            if (node != nullptr && !node->edge_counts().empty()) {
+                e.packets = node->edge_counts()[k].packets.get();
+                e.bytes = node->edge_counts()[k].bytes.get();
+            } else if (outs.size() == 1) {
+                e.packets = passed;
+                e.bytes = last[n] != nullptr ? last[n]->stage->stats().bytes_out.get() : tasks_[n]->passed_bytes();
+            } else {
+                continue;  // a dispatcher's edges to workers carry no label
+            }
+            e.share = passed != 0 ? double(e.packets) / double(passed) : 0.0;
+            r.edges.push_back(std::move(e));
+        }
+    }
+}
 
 AppRunner::TrafficClock AppRunner::traffic_clock() const {
     TrafficClock c;
@@ -551,6 +593,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
             s.lost_before = st.lost_before.get();
             r.lost_before_source += s.lost_before;
         }
+        if (const auto* tee = dynamic_cast<const Replicator*>(in.stage.get()); tee != nullptr) r.copies += tee->copies_made();
         if (in.stage->kind() == StageKind::Sink) {
             r.delivered += s.out;
             r.delivered_bytes += s.bytes;
@@ -558,6 +601,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    collect_edges(r);
     r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
     // rte_mempool_avail_count adds up the pool and the lcore caches without locks: exact after
     // the join, a few bursts stale while tiles run (DPDK offers it for monitoring).
@@ -573,7 +617,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
             r.cut_losses.push_back(CutLoss{g.nodes[n].name, tasks_[n]->cut_drops()});
             r.drops += tasks_[n]->cut_drops();
         }
-    r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
+    r.unaccounted = int64_t(r.packets + r.copies) - int64_t(r.delivered) - int64_t(r.drops);
     return r;
 }
 
