@@ -92,3 +92,30 @@ TEST(BranchTopo, TopoListsTheEdgesAndWritesTheGraphForGraphviz) {
 
 }  // namespace
 }  // namespace tp::test
+
+namespace tp::test {
+namespace {
+
+// Field matches read through VLAN tags as tcpdump's `vlan N and ...` does.
+TEST(BranchFields, VlanAndEthertypeFieldsCountAsTcpdumpCountsThem) {
+    const std::string conf = app_file("fields.yaml",
+                                      "pipeline:\n  - stage: pcap\n    file: x.pcap\n  - parse\n  - stage: classify\n"
+                                      "    matches: \"tagged: vlan=4093 ethertype=ipv4; qinq: vlan=200 ethertype=arp; v4: ethertype=ipv4\"\n"
+                                      "    next: {tagged: t, qinq: q, v4: u, default: rest}\n"
+                                      "  - {stage: drop, name: t}\n  - {stage: drop, name: q}\n  - {stage: drop, name: u}\n"
+                                      "  - {stage: drop, name: rest}\n");
+    for (const char* cap : {"zeek__mixed-vlan-mpls.pcap", "tcpdump__802.1ad_QinQ.pcap"}) {
+        SCOPED_TRACE(cap);
+        const std::string file = pcaps_dir() + "/" + cap;
+        const nlohmann::json j = run_json("run " + conf + " --pcap '" + file + "'");
+        expect_exact(j);
+        EXPECT_EQ(long(sink_out(j, "t")), tcpdump_count(file, "vlan 4093 and ip"));
+        EXPECT_EQ(long(sink_out(j, "q")), tcpdump_count(file, "vlan 200 and vlan and arp"));
+        EXPECT_EQ(long(sink_out(j, "u")), tcpdump_count(file, "ip"));
+        // The rest by difference: `vlan` in a tcpdump expression moves the offsets of what follows it.
+        EXPECT_EQ(long(sink_out(j, "rest")), tcpdump_count(file, "") - long(sink_out(j, "t") + sink_out(j, "q") + sink_out(j, "u")));
+    }
+}
+
+}  // namespace
+}  // namespace tp::test
