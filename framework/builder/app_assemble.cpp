@@ -46,22 +46,30 @@ private:
     void wire(AppConfig& app) const {
         for (size_t i = 0; i < s_.pipeline.size(); ++i) {
             const AppBuilderState::Step& step = s_.pipeline[i];
-            if (step.kind != AppBuilderState::Step::Node) continue;
-            const AppBuilderState::NodeSpec& spec = s_.nodes[step.ref.id];
-            NodeConfig& nc = app.pipeline[static_cast<size_t>(app.elements[i].node)];
-            for (const auto& [output, target] : spec.outs) {
-                const Location where{nc.where.file + " out(\"" + output + "\")"};
-                long to = -1;
-                for (size_t j = 0; j < s_.pipeline.size() && to < 0; ++j)
-                    if (int(s_.pipeline[j].kind) == target.first && s_.pipeline[j].ref.owner == target.second.owner &&
-                        s_.pipeline[j].ref.id == target.second.id)
-                        to = static_cast<long>(j);
-                if (to < 0) throw LocatedError(where, "feeds a node that is not in the pipeline: list it in AppBuilder::pipeline");
-                nc.next.push_back(NextEdge{output, "", "", 0, where, where, to});
-                nc.has_next = true;
-                nc.next_where = nc.where;
+            if (step.kind == AppBuilderState::Step::Node) {
+                NodeConfig& nc = app.pipeline[static_cast<size_t>(app.elements[i].node)];
+                for (const auto& [output, target] : s_.nodes[step.ref.id].outs)
+                    add_next(nc.next, nc.has_next, nc.next_where, nc.where, output, target);
+            } else {
+                PatternConfig& f = app.patterns[static_cast<size_t>(app.elements[i].pattern)];
+                for (const auto& target : s_.patterns[step.ref.id].outs) add_next(f.next, f.has_next, f.next_where, f.where, "out", target);
             }
         }
+    }
+
+    // One out() of the element at `at`: its target by pipeline index.
+    void add_next(std::vector<NextEdge>& next, bool& has_next, Location& next_where, const Location& at,
+                  const std::string& output, const std::pair<int, AppBuilderState::Ref>& target) const {
+        const Location where{at.file + " out(\"" + output + "\")"};
+        long to = -1;
+        for (size_t j = 0; j < s_.pipeline.size() && to < 0; ++j)
+            if (int(s_.pipeline[j].kind) == target.first && s_.pipeline[j].ref.owner == target.second.owner &&
+                s_.pipeline[j].ref.id == target.second.id)
+                to = static_cast<long>(j);
+        if (to < 0) throw LocatedError(where, "feeds a node that is not in the pipeline: list it in AppBuilder::pipeline");
+        next.push_back(NextEdge{output, "", "", 0, where, where, to});
+        has_next = true;
+        next_where = at;
     }
 
     void mine(const AppBuilderState::Ref& r, const std::string& at) const {

@@ -61,6 +61,21 @@ Node& Node::out(const std::string& output, const Element& to) {
     return *this;
 }
 
+Farm& Farm::out(const Element& to) {
+    checked(state_).add_pattern_out(id_, to);
+    return *this;
+}
+
+Map& Map::out(const Element& to) {
+    checked(state_).add_pattern_out(id_, to);
+    return *this;
+}
+
+void AppBuilderState::add_pattern_out(size_t pattern, const Element& to) {
+    const int kind = to.kind_ == Element::Kind::Node ? int(Step::Node) : int(Step::Pattern);
+    patterns.at(pattern).outs.emplace_back(kind, Ref{to.state_, to.id_});
+}
+
 void AppBuilderState::add_out(size_t node, const std::string& output, const Element& to) {
     const int kind = to.kind_ == Element::Kind::Node ? int(Step::Node) : int(Step::Pattern);
     nodes.at(node).outs.emplace_back(output, std::make_pair(kind, Ref{to.state_, to.id_}));

@@ -148,6 +148,9 @@ public:
     Farm& worker(std::vector<Node> chain);
     /// The stages every worker runs, each on its own tile (`worker: {pipeline: [...]}`).
     Farm& worker_pipeline(std::vector<Node> stages);
+    /// Wires the farm's one output (`out`) to `to`, a node, farm or map of the pipeline, as
+    /// `next:` on a `farm:` does (default: the next element of the pipeline).
+    Farm& out(const Element& to);
 
 private:
     friend class AppBuilder;
@@ -176,6 +179,8 @@ public:
     Map& memory(const std::string& policy) { return set("memory", policy); }
     /// The chain every worker runs on its share of each burst.
     Map& worker(std::vector<Node> chain);
+    /// Wires the map's one output (`out`) to `to`, as `next:` on a `map:` does.
+    Map& out(const Element& to);
 
 private:
     friend class AppBuilder;

@@ -188,6 +188,17 @@ TEST(BranchBuilder, OutWiresEachOutputAndJoinsAsNextDoes) {
     EXPECT_EQ(app.validate(), "synth -> parse -> classify{tcp: tee, default: both} -> tee{out0: t, out1: both} -> t(drop) -> both(drop)");
 }
 
+TEST(BranchBuilder, AFarmOnABranchWiresItsOutput) {
+    AppBuilder app("b");
+    Node cls = app.stage("classify", {{"matches", "tcp: proto=tcp"}});
+    Node d = app.stage("drop");
+    Farm f = app.farm("fw").workers(2).worker({app.stage("pass")});
+    cls.out("tcp", f).out("default", d);
+    f.out(d);
+    app.pipeline({app.stage("synth", {{"count", 10}}), cls, f, d});
+    EXPECT_EQ(app.validate(), "synth -> classify{tcp: fw, default: drop} -> fw=farm(2){pass}{out: drop} -> drop");
+}
+
 std::string builder_error(const std::function<void(AppBuilder&, Node&, Node&)>& wire) {
     AppBuilder app("b");
     Node cls = app.stage("classify", {{"matches", "tcp: proto=tcp"}});
