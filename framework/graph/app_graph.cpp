@@ -7,13 +7,6 @@
 
 namespace tp {
 
-Dispatch dispatch_policy(const std::string& name) {
-    if (name == "round_robin") return Dispatch::RoundRobin;
-    if (name == "on_demand") return Dispatch::OnDemand;
-    if (name == "flow_hash") return Dispatch::FlowHash;
-    throw std::invalid_argument("unknown dispatch '" + name + "'");
-}
-
 std::vector<size_t> AppGraph::inputs_of(size_t node) const {
     std::vector<size_t> v;
     for (size_t e = 0; e < edges.size(); ++e)

@@ -16,17 +16,9 @@
 #include <vector>
 
 #include "framework/config/app_config.hpp"
+#include "framework/model/dispatch.hpp"
 
 namespace tp {
-
-enum class Dispatch {
-    Single,      // one output
-    RoundRobin,  // whole bursts to outputs in turn
-    OnDemand,    // to the first output with room, starting after the last one served
-    FlowHash,    // each packet to output hash % W: one flow, one worker
-    Branch,      // each packet to the output its node's last stage chose (Stage::set_output)
-};
-Dispatch dispatch_policy(const std::string& name);
 
 enum class NodeRole : uint8_t {
     Stages,        // a chain of stages between descriptor channels (stage nodes, farm tiles)

@@ -36,7 +36,7 @@
 
 #include "descriptors/burst.hpp"
 #include "framework/channel/channel.hpp"
-#include "framework/graph/app_graph.hpp"
+#include "framework/model/dispatch.hpp"
 #include "framework/metrics/latency_config.hpp"
 #include "framework/runtime/chaos_stall.hpp"
 #include "framework/runtime/latency_probe.hpp"
