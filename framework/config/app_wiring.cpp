@@ -180,6 +180,19 @@ void wire_element(AppConfig& app, size_t k, const std::map<std::string, size_t>&
                                                  names(outs) + "; each needs a node under next:)");
 }
 
+// A worker's chain runs in order on one path: a stage of several outputs stands outside it.
+void check_worker_chains(const AppConfig& app) {
+    for (const PatternConfig& f : app.patterns)
+        for (size_t i = f.first; i < f.last; ++i) {
+            const NodeConfig& n = app.pipeline[i];
+            const std::vector<OutputSpec> outs = n.stage->outputs ? n.stage->outputs(n.params) : std::vector<OutputSpec>{};
+            if (outs.size() > 1)
+                throw LocatedError(n.where, "node '" + n.name + "' (" + n.stage->name + ") has outputs " + names(outs) + ": a " +
+                                                (f.map ? "map" : "farm") + "'s worker chain runs in order, so a stage of "
+                                                "several outputs stands before or after the " + (f.map ? "map" : "farm"));
+        }
+}
+
 // No edge into a source (checked before the order: such an edge closes a cycle).
 void check_sources(const AppConfig& app) {
     for (const AppEdge& e : app.edges)
@@ -258,6 +271,7 @@ void wire_app(AppConfig& app) {
     std::map<std::string, size_t> by_name;
     for (size_t k = 0; k < app.elements.size(); ++k) by_name.emplace(element_name(app, k), k);
     for (size_t k = 0; k < app.elements.size(); ++k) wire_element(app, k, by_name);
+    check_worker_chains(app);
     check_sources(app);
     order_elements(app);  // before check_feeds: a cycle leaves what follows it unfed, and is the cause
     check_feeds(app);

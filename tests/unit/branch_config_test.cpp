@@ -134,6 +134,15 @@ TEST(Branches, NextInsideAWorkerChainIsRefused) {
     EXPECT_NE(e.find("app.yaml:8:17: next: inside a farm's worker chain"), std::string::npos) << e;
 }
 
+TEST(Branches, AStageOfSeveralOutputsInsideAWorkerChainIsRefused) {
+    // Its outputs could not be wired there: it would pass every packet on as if it had one.
+    const std::string e = error_of(kHead + "  - farm:\n      worker:\n        - stage: classify\n          matches: \"t: tcp\"\n"
+                                           "  - drop\n");
+    EXPECT_NE(e.find("app.yaml:7:18: node 'classify' (classify) has outputs t, default: a farm's worker chain runs in order"),
+              std::string::npos)
+        << e;
+}
+
 TEST(Branches, ATeeOfZeroOutputsIsRefusedAtItsParameter) {
     AppConfig app = parse_app_config(kHead + "  - stage: tee\n    outputs: 1\n  - drop\n", "a.yaml");
     EXPECT_EQ(app.edges.back().output_name, "out0");
