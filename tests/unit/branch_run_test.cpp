@@ -97,6 +97,21 @@ TEST(BranchRun, AJoinDeliversEveryInputAndAFarmRunsOnABranch) {
     expect_accounted(r);
 }
 
+TEST(BranchRun, TwoOutputsJoinIntoAMapAndAnOrderedFarmSitsOnABranch) {
+    for (const char* fuse : {"never", "always"}) {  // always: emitters and collectors fold where they can
+        const RunReport r = run_yaml(std::string("runtime: {fuse: ") + fuse + "}\n" + kMix +
+                                     "  - stage: classify\n    matches: \"tcp: proto=tcp\"\n    next: {tcp: m, default: m}\n"
+                                     "  - map:\n      name: m\n      workers: 2\n      worker: [pass]\n"
+                                     "  - stage: classify\n    name: again\n    matches: \"udp: proto=udp\"\n"
+                                     "    next: {udp: fo, default: end}\n"
+                                     "  - farm:\n      name: fo\n      workers: 2\n      collect: ordered\n      worker: [pass]\n"
+                                     "      next: end\n"
+                                     "  - stage: drop\n    name: end\n");
+        EXPECT_EQ(out_of(r, "end"), 100000u) << fuse;
+        expect_accounted(r);
+    }
+}
+
 TEST(BranchRun, ATeeSendsEveryPacketAndACopyAndCountsTheCopies) {
     const RunReport r = run_yaml(
         "pipeline:\n  - stage: synth\n    count: 20000\n  - parse\n  - stage: tee\n    next: {out0: a, out1: b}\n"
