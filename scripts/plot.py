@@ -4,7 +4,9 @@
 What it draws, by the kind of JSON (found from its keys, never from the file name):
   run report (`tilepipe run --json`)       the app's mesh, each tile coloured by its busy share and each
                                             channel drawn along its XY route with its hop count; cycles per
-                                            packet per stage; with `latency_us` buckets, the latency CDF.
+                                            packet per stage; with `latency_us` buckets, the latency CDF;
+                                            an app that branches (`edges` naming outputs other than `out`):
+                                            its graph, each edge labelled with its output and Mpps.
                                             1400 x 1000 px.
   interval stats (`--stats-interval`)      Mpps and each tile's busy share per interval. 1200 x 800 px.
   topology (`tilepipe topo --json`)        the mesh with each node on its tile, coloured by thread. 1000 x 600 px.
@@ -283,12 +285,64 @@ def latency_buckets(doc):
     return (sorted(pairs) if pairs else None), lat
 
 
+def branch_edges(doc):
+    """The report's edges when the app branches (an output other than `out`), else none."""
+    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict) and e.get("from") and e.get("to")]
+    return edges if any(e.get("output", "out") != "out" for e in edges) else []
+
+
+def draw_app_graph(ax, edges, seconds):
+    """The app's nodes in columns by their depth from the source, each edge an arrow labelled with its
+    output and its rate over the run's window."""
+    nodes, succ = [], {}
+    for e in edges:
+        for n in (e["from"], e["to"]):
+            if n not in nodes:
+                nodes.append(n)
+        succ.setdefault(e["from"], []).append(e["to"])
+    depth = {n: 0 for n in nodes}
+    for _ in nodes:  # longest path from a node nothing feeds; the graph has no cycle
+        for e in edges:
+            depth[e["to"]] = max(depth[e["to"]], depth[e["from"]] + 1)
+    column = {}
+    for n in nodes:
+        column.setdefault(depth[n], []).append(n)
+    pos = {}
+    for d, names in column.items():
+        for i, n in enumerate(names):
+            pos[n] = (d, -(i - (len(names) - 1) / 2))
+    for n, (x, y) in pos.items():
+        ax.text(x, y, fit_name(n, 14), ha="center", va="center", fontsize=7,
+                bbox=dict(boxstyle="round,pad=0.3", fc="#f4f1de", ec="#555555"))
+    for k, e in enumerate(edges):
+        a, b = pos[e["from"]], pos[e["to"]]
+        ax.annotate("", xy=b, xytext=a, arrowprops=dict(arrowstyle="->", color="#1f4e9a", lw=1.0, shrinkA=14, shrinkB=14,
+                                                        connectionstyle=f"arc3,rad={0.08 * (k % 3)}"))
+        packets = num(e.get("packets"), 0)
+        rate = f"{packets / seconds / 1e6:.2f} Mpps" if seconds else f"{packets:.0f} pkts"
+        ax.text((a[0] + b[0]) / 2, (a[1] + b[1]) / 2, f"{e.get('output', '')}\n{rate}", fontsize=6, ha="center",
+                va="center", color="#1f4e9a", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
+    xs = [p[0] for p in pos.values()] or [0]
+    ys = [p[1] for p in pos.values()] or [0]
+    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+    ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
+    ax.axis("off")
+    ax.set_title("the app's graph: each edge's output and rate")
+
+
 def plot_run(doc, plt):
     buckets, lat = latency_buckets(doc)
     fig = plt.figure(figsize=(14, 10), dpi=DPI, layout="constrained")
     tiles = tiles_of(doc)
     width, height = mesh_size(doc, [c for c in map(xy, tiles) if c is not None])
-    if width > 2 * height:
+    edges = branch_edges(doc)
+    if edges:
+        # A branching app: the mesh and its graph across the top, the charts below.
+        grid = fig.add_gridspec(2, 2, height_ratios=[1, 1])
+        mesh_ax = fig.add_subplot(grid[0, 0])
+        draw_app_graph(fig.add_subplot(grid[0, 1]), edges, num(field(doc, "seconds"), 0))
+        cyc_cell, cdf_cell = (grid[1, 0], grid[1, 1]) if buckets else (grid[1, :], None)
+    elif width > 2 * height:
         # A long mesh (a host's cores in a row): across the top, the charts below it.
         grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.1])
         mesh_ax = fig.add_subplot(grid[0, :])

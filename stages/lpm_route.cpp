@@ -87,12 +87,33 @@ std::vector<Route> parse_routes(const RuleFile& file) {
     return routes;
 }
 
+std::vector<uint8_t> routed_ports(const std::vector<Route>& routes, int default_port) {
+    std::vector<uint8_t> ports;
+    for (const Route& r : routes) ports.push_back(r.port);
+    if (default_port >= 0) ports.push_back(static_cast<uint8_t>(default_port));
+    std::sort(ports.begin(), ports.end());
+    ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+    return ports;
+}
+
+std::vector<OutputSpec> LpmRoute::outputs(const ParamValues& params) {
+    if (params.get_string("outputs") != "per_port") return single_output();
+    const auto routes = parse_routes(RuleFile(params.get_string("routes"), params.where("routes")));
+    const int default_port = static_cast<int>(params.get_int("default_port"));
+    std::vector<OutputSpec> outs;
+    for (uint8_t p : routed_ports(routes, default_port))
+        outs.push_back(OutputSpec{"port" + std::to_string(p), "packets routed to port " + std::to_string(p)});
+    if (default_port < 0) outs.push_back(OutputSpec{"no_route", "IP packets no route covers"});
+    return outs;
+}
+
 void LpmRoute::check_params(const ParamValues& params) {
     parse_routes(RuleFile(params.get_string("routes"), params.where("routes")));
 }
 
 LpmRoute::LpmRoute(const ParamValues& params)
-    : Stage(kKind), params_(params), default_port_(static_cast<int>(params.get_int("default_port"))) {
+    : Stage(kKind), params_(params), default_port_(static_cast<int>(params.get_int("default_port"))),
+      per_port_(params.get_string("outputs") == "per_port") {
     not_ip_ = declare_drop("not_ip");
     no_route_ = declare_drop("no_route");
     ttl_exceeded_ = declare_drop("ttl_exceeded");
@@ -166,6 +187,11 @@ void LpmRoute::open(StageEnv& env) {
             throw LocatedError(file.where(RuleLine{r.line, {}}),
                                "cannot add route " + p.str() + ": " + rte_strerror(-rc));
     }
+    if (per_port_) {  // outputs(): routed ports ascending, then no_route
+        const std::vector<uint8_t> ports = routed_ports(routes_, default_port_);
+        for (size_t o = 0; o < ports.size(); ++o) output_of_port_[ports[o]] = static_cast<uint8_t>(o);
+        no_route_output_ = static_cast<uint8_t>(ports.size());
+    }
     spdlog::debug("{}: {} IPv4 and {} IPv6 routes from {}", env.node_name, v4_routes, v6_routes, path);
 }
 
@@ -223,6 +249,11 @@ void LpmRoute::process(Burst& b) {
             continue;
         }
         if (out == kMiss) {
+            if (default_port_ < 0 && per_port_) {  // its own output: leaves as it came
+                set_output(kept, no_route_output_);
+                b.d[kept++] = d;
+                continue;
+            }
             if (default_port_ < 0) {
                 drop(d, no_route_);
                 continue;
@@ -254,12 +285,19 @@ void LpmRoute::process(Burst& b) {
         }
         d.port = static_cast<uint8_t>(out);
         m->port = static_cast<uint16_t>(out);
+        if (per_port_) set_output(kept, output_of_port_[out]);
         b.d[kept++] = d;
     }
     b.n = kept;
 }
 
 void LpmRoute::close() { destroy(); }
+
+std::string LpmRoute::stage_notes() {
+    return "  outputs: out (single); with outputs: per_port, portN for each port the routes (and default_port)\n"
+           "  name, ascending, and no_route when default_port is -1 (unrouted IP packets leave there, unchanged,\n"
+           "  instead of being dropped); not_ip and ttl_exceeded stay counted drops\n";
+}
 
 TILEPIPE_STAGE(LpmRoute, "lpm_route",
                "longest-prefix-match routing (rte_lpm/rte_lpm6): sets the output "
@@ -270,6 +308,10 @@ TILEPIPE_STAGE(LpmRoute, "lpm_route",
                param<int64_t>("default_port", -1,
                               "port for IP packets no route covers; -1 = drop them as "
                               "\"no_route\"")
-                   .between(-1, PacketDesc::kPortMax));
+                   .between(-1, PacketDesc::kPortMax),
+               param<std::string>("outputs", "single",
+                                  "single: one output, `out`; per_port: an output `portN` per port "
+                                  "the routes name (and `no_route` when default_port is -1)",
+                                  {"single", "per_port"}));
 
 }  // namespace tp

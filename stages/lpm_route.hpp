@@ -7,6 +7,11 @@
 //   routes        routes file (syntax below)                                      required
 //   default_port  output port for IP packets no route covers; -1 = drop them     default -1
 //                 as `no_route`
+//   outputs       single: every packet it keeps leaves by `out` (the port in its default single
+//                 descriptor, for port_out / pcap_out %p); per_port: one output per port
+//                 the routes (and default_port) name, `port0`, `port3`, ... in port
+//                 order, plus `no_route` when default_port is -1: packets no route covers
+//                 leave there instead of being dropped
 //
 // Routes file: one route per line, `#` comments:
 //
@@ -26,7 +31,8 @@
 //      checksum is updated incrementally (RFC 1624), so a valid checksum stays valid and a
 //      wrong one stays wrong (the checksum is not verified);
 //   4. the port is written to the descriptor (`port`) and to mbuf->port; `rewrite` (port_macs,
-//      next_hop_macs), `port_out` (devices) and `pcap_out` (%p) act on it.
+//      next_hop_macs), `port_out` (devices) and `pcap_out` (%p) act on it; with
+//      `outputs: per_port` the packet also leaves by that port's output.
 // Memory: rte_lpm and rte_lpm6 each have a 64 MiB first-level table; memory_hint() asks EAL
 // for them. Only the TTL / hop-limit byte and the IPv4 checksum are written; nothing beyond the IP header
 // is read.
@@ -37,6 +43,7 @@
 #include <vector>
 
 #include "framework/stage/param.hpp"
+#include "tilepipe/registration.hpp"
 #include "framework/stage/stage.hpp"
 #include "framework/rules/rule_file.hpp"
 
@@ -53,6 +60,9 @@ struct Route {
 
 // Parses a whole routes file; throws LocatedError `file:line: message` at the first mistake.
 std::vector<Route> parse_routes(const RuleFile& file);
+// The ports `outputs: per_port` gives an output, ascending: those the routes name, and
+// default_port unless -1.
+std::vector<uint8_t> routed_ports(const std::vector<Route>& routes, int default_port);
 
 class LpmRoute final : public Stage {
 public:
@@ -66,6 +76,9 @@ public:
     // EAL memory the tables take (each family with routes has a 64 MiB first level); 0 when
     // the routes file cannot be read (open() then says why).
     static uint64_t memory_hint(const ParamValues& params);
+    // `out`, or with outputs: per_port `port<N>` per routed port (and `no_route`).
+    static std::vector<OutputSpec> outputs(const ParamValues& params);
+    static std::string stage_notes();
 
     void open(StageEnv& env) override;
     void process(Burst& b) override;
@@ -88,6 +101,9 @@ private:
     uint16_t no_route_;
     uint16_t ttl_exceeded_;
     uint16_t default_route_;  // event
+    bool per_port_;
+    uint8_t output_of_port_[PacketDesc::kPortMax + 1] = {};  // per_port: a port's output index
+    uint8_t no_route_output_ = 0;                            // per_port, default_port -1
 };
 
 }  // namespace tp

@@ -72,6 +72,7 @@ std::string wrapped(const std::string& text, size_t width) {
 }
 
 std::string render_networks(const AppPlan& plan, const MemoryPlan& m, size_t width);
+std::string render_edges(const AppPlan& plan);
 std::string render_memory(const AppConfig& app, const AppPlan& plan, const MemoryPlan& m, size_t width);
 
 std::string render(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory, size_t width) {
@@ -148,7 +149,7 @@ std::string render(const AppConfig& app, const AppPlan& plan, const MemoryPlan& 
         for (const auto& l : plan.links) h += l.hops;
         return h;
     }());
-    return s + cost + render_memory(app, plan, memory, width) + render_networks(plan, memory, width);
+    return s + cost + render_edges(plan) + render_memory(app, plan, memory, width) + render_networks(plan, memory, width);
 }
 
 std::string nodes_text(const std::vector<int>& nodes) {
@@ -288,8 +289,55 @@ const char* dispatch_name(Dispatch d) {
         case Dispatch::RoundRobin: return "round_robin";
         case Dispatch::OnDemand: return "on_demand";
         case Dispatch::FlowHash: return "flow_hash";
+        case Dispatch::Branch: return "branch";
         default: return "";
     }
+}
+
+// The app's edges as wired (`l3.ipv4 -> route`), an app that branches only: a chain's are its channels.
+std::string render_edges(const AppPlan& plan) {
+    const auto& g = plan.graph;
+    const bool branches = std::any_of(g.edges.begin(), g.edges.end(), [](const GraphEdge& e) { return e.output >= 0; });
+    if (!branches) return "";
+    std::string s = "edges:\n";
+    for (const GraphEdge& e : g.edges)
+        if (!e.label.empty()) s += "  " + g.nodes[e.from].name + "." + e.label + " -> " + g.nodes[e.to].name + "\n";
+    return s;
+}
+
+nlohmann::json edges_json(const AppPlan& plan) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const GraphEdge& e : plan.graph.edges)
+        if (!e.label.empty())
+            out.push_back({{"from", plan.graph.nodes[e.from].name}, {"output", e.label}, {"to", plan.graph.nodes[e.to].name},
+                           {"transport", e.transport}, {"capacity", e.capacity}});
+    return out;
+}
+
+// Graphviz: every tile a box (its stages under its name), every channel an arrow, an app's
+// edge labelled with its output.
+std::string as_dot(const AppConfig& app, const AppPlan& plan) {
+    const auto& g = plan.graph;
+    const auto quoted = [](const std::string& s) {
+        std::string q = "\"";
+        for (char c : s) q += c == '"' ? std::string("\\\"") : std::string(1, c);
+        return q + "\"";
+    };
+    std::string s = "digraph " + quoted(app.name) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        std::string label = g.nodes[n].name;
+        for (size_t st : g.nodes[n].stages)
+            if (app.pipeline[st].stage->name != g.nodes[n].name) label += "\n" + app.pipeline[st].stage->name;
+        s += "  n" + std::to_string(n) + " [label=" + quoted(label) + "];\n";
+    }
+    for (const GraphEdge& e : g.edges) {
+        if (e.freed) continue;
+        s += "  n" + std::to_string(e.from) + " -> n" + std::to_string(e.to);
+        if (!e.label.empty() && e.label != "out") s += " [label=" + quoted(e.label) + "]";
+        else if (e.words) s += " [style=dashed]";
+        s += ";\n";
+    }
+    return s + "}\n";
 }
 
 nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory) {
@@ -318,7 +366,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus}, {"idle", app.idle},
-            {"nodes", nodes}, {"channels", links}, {"networks", networks_json(app, plan, memory)},
+            {"nodes", nodes}, {"channels", links}, {"edges", edges_json(plan)}, {"networks", networks_json(app, plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
             {"pools", pools_json(app, plan, memory)}};
 }
@@ -328,19 +376,27 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
 void add_topo(CLI::App& app, Action& action) {
     auto args = std::make_shared<AppArgs>();
     auto json_out = std::make_shared<std::string>();
+    auto dot_out = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("topo", "show where an app runs: its nodes on the mesh, tiles on CPUs, channel hops");
     add_app_options(cmd, *args);
     cmd->add_option("--json", *json_out, "also write the map as JSON to OUT ('-': standard output, the map then goes to stderr)");
-    cmd->callback([args, json_out, &action] {
-        action = [args, json_out] {
+    cmd->add_option("--dot", *dot_out, "also write the app's graph for Graphviz to OUT ('-': standard output, the map then goes to stderr)");
+    cmd->callback([args, json_out, dot_out, &action] {
+        action = [args, json_out, dot_out] {
             try {
                 const AppConfig app = load_app(*args);
                 const AppPlan plan = plan_app(app);
                 const MemoryPlan memory = plan_memory(app, plan);
                 // `--json -`: the JSON on standard output, the map on standard error.
-                std::fputs(render(app, plan, memory, output_width()).c_str(), json_to_stdout(*json_out) ? stderr : stdout);
+                if (json_to_stdout(*json_out) && json_to_stdout(*dot_out)) {
+                    std::fprintf(stderr, "tilepipe: --json - and --dot - both ask for standard output: give one a file\n");
+                    return kExitUsage;
+                }
+                const bool to_stderr = json_to_stdout(*json_out) || json_to_stdout(*dot_out);
+                std::fputs(render(app, plan, memory, output_width()).c_str(), to_stderr ? stderr : stdout);
                 try {
                     write_json_text(*json_out, as_json(app, plan, memory).dump(2) + "\n");
+                    write_json_text(*dot_out, as_dot(app, plan));
                 } catch (const std::runtime_error& e) {
                     std::fprintf(stderr, "tilepipe: %s\n", e.what());
                     return kExitUsage;

@@ -32,6 +32,7 @@ public:
             }
             pattern(app, step.ref.id, at);
         }
+        wire(app);
         for (size_t n = 0; n < s_.nodes.size(); ++n)
             if (node_at_[n].empty())
                 throw LocatedError(Location{"node #" + std::to_string(n) + " (stage " + s_.nodes[n].stage + ")"},
@@ -41,6 +42,36 @@ public:
     }
 
 private:
+    // node.out(): the `next:` of the pipeline's nodes, each target by its pipeline index.
+    void wire(AppConfig& app) const {
+        for (size_t i = 0; i < s_.pipeline.size(); ++i) {
+            const AppBuilderState::Step& step = s_.pipeline[i];
+            if (step.kind == AppBuilderState::Step::Node) {
+                NodeConfig& nc = app.pipeline[static_cast<size_t>(app.elements[i].node)];
+                for (const auto& [output, target] : s_.nodes[step.ref.id].outs)
+                    add_next(nc.next, nc.has_next, nc.next_where, nc.where, output, target);
+            } else {
+                PatternConfig& f = app.patterns[static_cast<size_t>(app.elements[i].pattern)];
+                for (const auto& target : s_.patterns[step.ref.id].outs) add_next(f.next, f.has_next, f.next_where, f.where, "out", target);
+            }
+        }
+    }
+
+    // One out() of the element at `at`: its target by pipeline index.
+    void add_next(std::vector<NextEdge>& next, bool& has_next, Location& next_where, const Location& at,
+                  const std::string& output, const std::pair<int, AppBuilderState::Ref>& target) const {
+        const Location where{at.file + " out(\"" + output + "\")"};
+        long to = -1;
+        for (size_t j = 0; j < s_.pipeline.size() && to < 0; ++j)
+            if (int(s_.pipeline[j].kind) == target.first && s_.pipeline[j].ref.owner == target.second.owner &&
+                s_.pipeline[j].ref.id == target.second.id)
+                to = static_cast<long>(j);
+        if (to < 0) throw LocatedError(where, "feeds a node that is not in the pipeline: list it in AppBuilder::pipeline");
+        next.push_back(NextEdge{output, "", "", 0, where, where, to});
+        has_next = true;
+        next_where = at;
+    }
+
     void mine(const AppBuilderState::Ref& r, const std::string& at) const {
         if (r.owner != &s_) throw LocatedError(Location{at}, "was made by another AppBuilder");
     }
@@ -91,6 +122,9 @@ private:
         for (size_t j = 0; j < spec.worker.size(); ++j) {
             const std::string wat = place + ".worker[" + std::to_string(j) + "]";
             mine(spec.worker[j], wat);
+            if (!s_.nodes.at(spec.worker[j].id).outs.empty())
+                throw LocatedError(Location{wat}, "out() inside a " + kind + "'s worker chain: each worker runs its chain "
+                                                  "in order; wire the " + kind + "'s next node instead");
             chain.push_back(node(spec.worker[j].id, wat));
         }
         add_pipeline_pattern(app, std::move(f), std::move(chain));

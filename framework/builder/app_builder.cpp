@@ -56,6 +56,31 @@ Node& Node::tile(int x, int y) { return set("tile", "[" + std::to_string(x) + ",
 
 const std::string& Node::stage() const { return checked(state_).nodes.at(id_).stage; }
 
+Node& Node::out(const std::string& output, const Element& to) {
+    checked(state_).add_out(id_, output, to);
+    return *this;
+}
+
+Farm& Farm::out(const Element& to) {
+    checked(state_).add_pattern_out(id_, to);
+    return *this;
+}
+
+Map& Map::out(const Element& to) {
+    checked(state_).add_pattern_out(id_, to);
+    return *this;
+}
+
+void AppBuilderState::add_pattern_out(size_t pattern, const Element& to) {
+    const int kind = to.kind_ == Element::Kind::Node ? int(Step::Node) : int(Step::Pattern);
+    patterns.at(pattern).outs.emplace_back(kind, Ref{to.state_, to.id_});
+}
+
+void AppBuilderState::add_out(size_t node, const std::string& output, const Element& to) {
+    const int kind = to.kind_ == Element::Kind::Node ? int(Step::Node) : int(Step::Pattern);
+    nodes.at(node).outs.emplace_back(output, std::make_pair(kind, Ref{to.state_, to.id_}));
+}
+
 Farm& Farm::set(const std::string& key, const Value& value) {
     record(checked(state_).patterns.at(id_).settings, key, value.text());
     return *this;

@@ -19,9 +19,12 @@ struct AppBuilderState {
         const AppBuilderState* owner = nullptr;
         size_t id = 0;
     };
+    struct Step;
     struct NodeSpec {
         std::string stage;
         Settings settings;  // `name`, `transport`, `queue`, `tile` and parameters
+        // out(): output name and the element it feeds (Step: kind and ref), in call order.
+        std::vector<std::pair<std::string, std::pair<int, Ref>>> outs;
     };
     struct PatternSpec {
         bool map = false;
@@ -29,6 +32,7 @@ struct AppBuilderState {
         std::vector<Ref> worker;
         bool worker_given = false;
         bool worker_pipeline = false;
+        std::vector<std::pair<int, Ref>> outs;  // out(): the elements its output feeds
     };
     struct Step {
         enum Kind { Node, Pattern } kind = Node;
@@ -43,6 +47,8 @@ struct AppBuilderState {
     std::vector<Step> pipeline;
 
     void set_worker(size_t pattern, const std::vector<tp::Node>& chain, bool own_tiles);
+    void add_out(size_t node, const std::string& output, const Element& to);
+    void add_pattern_out(size_t pattern, const Element& to);
     // The app as an AppConfig, checked as a loaded file is (complete_app); LocatedError at the
     // place of the first problem.
     AppConfig assemble() const;

@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "framework/config/join.hpp"
 #include "framework/channel/channel_factory.hpp"
+#include "framework/config/app_wiring.hpp"
 #include "framework/config/link_settings.hpp"
 #include "framework/config/plugins_key.hpp"
 #include "framework/config/yaml_location.hpp"
@@ -22,12 +24,6 @@ namespace {
 constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, plugins, pipeline";
 
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
 
 bool valid_name(const std::string& n) {
     if (n.empty()) return false;
@@ -190,6 +186,12 @@ public:
                 set_node_name(nc, scalar(it->second, "name"), loc(it->second));
                 continue;
             }
+            if (k == "next") {
+                nc.next = read_next(it->second, file_);
+                nc.has_next = true;
+                nc.next_where = loc(it->first);
+                continue;
+            }
             node_key(nc, it->first, k, it->second);
         }
         return nc;
@@ -210,6 +212,8 @@ public:
             nc.tile_where = loc(v);
         } else if (k == "memory") {
             nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        } else if (k == "next") {
+            fail(key, "a node's next cannot be overridden: edit the file");
         } else {
             if (nc.stage->find_param(k) == nullptr)
                 fail(key, "unknown parameter '" + k + "' for stage '" + nc.stage->name + "' (known: " + param_names(*nc.stage) + ")");
@@ -253,8 +257,8 @@ public:
     }
 
     static std::string pattern_keys(bool map) {
-        return map ? "name, workers, multicast, transport, queue, memory, worker"
-                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, worker";
+        return map ? "name, workers, multicast, transport, queue, memory, next, worker"
+                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, next, worker";
     }
 
     // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
@@ -271,6 +275,10 @@ public:
             if (k == "worker") {
                 worker = it->second;
                 has_worker = true;
+            } else if (k == "next") {
+                f.next = read_next(it->second, file_);
+                f.has_next = true;
+                f.next_where = loc(it->first);
             } else {
                 pattern_key(f, it->first, k, it->second);
             }
@@ -289,6 +297,9 @@ public:
         for (const auto& s : chain) {
             if (s.IsMap() && (s["farm"] || s["map"])) fail(s, "patterns do not nest; a farm worker may run a pipeline of stages");
             stages.push_back(node(s));
+            if (stages.back().has_next)
+                fail(s["next"], "next: inside a " + kind + "'s worker chain: each worker runs its chain in order; put "
+                                "next: on the " + kind + " to branch after it");
         }
         add_pipeline_pattern(app, std::move(f), std::move(stages));
     }
@@ -365,7 +376,9 @@ void check_farm_queue_params(const AppConfig& app) {
     }
 }
 
-void check_shape(const AppConfig& app, const Location& where) {
+// `branched` (some node has next:): sinks may stand anywhere, each branch ending in its own;
+// wire_app checks that every output is wired and every node fed.
+void check_shape(const AppConfig& app, const Location& where, bool branched) {
     const auto& el = app.elements;
     if (el.empty()) throw LocatedError(where, "the pipeline is empty");
     auto kind = [&](size_t node) { return app.pipeline[node].stage->kind; };
@@ -391,21 +404,22 @@ void check_shape(const AppConfig& app, const Location& where) {
         if (el[i].node >= 0) {
             const auto n = static_cast<size_t>(el[i].node);
             if (i > 0 && kind(n) == StageKind::Source) throw misplaced(n, "start");
-            if (!last && kind(n) == StageKind::Sink) throw misplaced(n, "end");
+            if (!last && !branched && kind(n) == StageKind::Sink) throw misplaced(n, "end");
             continue;
         }
         const PatternConfig& f = app.patterns[static_cast<size_t>(el[i].pattern)];
-        if (!f.emitter && i > 0 && el[i - 1].pattern >= 0)
+        if (!f.emitter && i > 0 && el[i - 1].pattern >= 0 && !branched)
             throw LocatedError(f.where, "a farm without emitter must follow a single node, which dispatches to its workers");
         for (size_t n = f.first; n < f.last; ++n) {
             if (kind(n) == StageKind::Source && !(i == 0 && n == f.first)) throw misplaced(n, "start");
-            const bool sink_ok = !f.map && last && f.collect == "none" && n + 1 == f.last;
+            const bool sink_ok = !f.map && (last || branched) && f.collect == "none" && n + 1 == f.last;
             if (kind(n) == StageKind::Sink && !sink_ok)
                 throw LocatedError(app.pipeline[n].where,
                                    f.map ? "a map worker runs processors (its collector hands the task on)"
                                          : "a worker may end with a sink only in the last farm, with collect: none");
         }
     }
+    if (branched) return;
     const PipelineElement& end = el.back();
     const size_t tail = end.node >= 0 ? static_cast<size_t>(end.node) : app.patterns[static_cast<size_t>(end.pattern)].last - 1;
     // A farm opening the pipeline may be all of it, its workers ending in sinks.
@@ -501,8 +515,9 @@ void check_app(AppConfig& app) {
     for (const PatternConfig& f : app.patterns)
         if (f.collect == "ordered" && !f.emitter)
             throw LocatedError(f.where, "collect: ordered needs the emitter (it numbers the packets the collector restores)");
-    check_shape(app, Location{app.file, 1, 1});
+    check_shape(app, Location{app.file, 1, 1}, app_branches(app));
     finalize(app);
+    wire_app(app);
 }
 
 namespace {
@@ -618,11 +633,19 @@ std::string describe_app(const AppConfig& app) {
         const NodeConfig& n = app.pipeline[i];
         return n.name == n.stage->name ? n.name : n.name + "(" + n.stage->name + ")";
     };
+    // A node with next: shows where each output goes: cls(classify){web: ws, default: drop}.
+    const auto wiring = [&](const std::vector<NextEdge>& next) {
+        std::string w;
+        for (const NextEdge& e : next)
+            w += (w.empty() ? "{" : ", ") + (e.output.empty() ? "" : e.output + ": ") +
+                 (e.to_element >= 0 ? element_name(app, static_cast<size_t>(e.to_element)) : e.to);
+        return w.empty() ? w : w + "}";
+    };
     std::string s;
     for (const PipelineElement& e : app.elements) {
         if (!s.empty()) s += " -> ";
         if (e.node >= 0) {
-            s += node(static_cast<size_t>(e.node));
+            s += node(static_cast<size_t>(e.node)) + wiring(app.pipeline[static_cast<size_t>(e.node)].next);
             continue;
         }
         // A farm or map shows its workers and the chain each runs: fw=farm(4){acl -> flow_table}.
@@ -631,7 +654,7 @@ std::string describe_app(const AppConfig& app) {
         s += (f.name.rfind(kind, 0) == 0 ? "" : f.name + "=") + kind + "(" + std::to_string(f.workers) + "){" +
              (f.worker_pipeline ? "pipeline: " : "");
         for (size_t i = f.first; i < f.last; ++i) s += (i == f.first ? "" : " -> ") + node(i);
-        s += "}";
+        s += "}" + wiring(f.next);
     }
     return s;
 }

@@ -13,7 +13,7 @@
 //   placement: compact          # linear | snake | compact
 //   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
 //   pipeline:
-//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile, memory
+//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile, memory, next
 //       name: src               # default: the stage name (then name_2, name_3, ...)
 //       file: capture.pcap      # every other key is a stage parameter
 //     - farm:                   # emitter -> workers -> collector
@@ -27,6 +27,8 @@
 //         multicast: tree       # linear | tree
 //         worker: [stage: pass]
 //     - stage: drop
+//   Branches: a node's `next: {OUTPUT: NODE, OUTPUT: {to: NODE, transport: sm, queue: 256}}`
+//   wires each of its outputs (app_wiring.hpp); without it, its one output flows on down the list.
 //
 // Every error is a LocatedError `file:line:col: message`, raised before EAL starts.
 #pragma once
@@ -41,6 +43,7 @@
 #include "framework/config/memory_settings.hpp"
 #include "framework/config/network_settings.hpp"
 #include "framework/metrics/latency_config.hpp"
+#include "framework/model/wiring.hpp"
 #include "framework/stage/param.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/topology/topology.hpp"
@@ -68,6 +71,11 @@ struct NodeConfig {
     // over `params` into `worker_params`.
     std::map<uint32_t, std::map<std::string, std::pair<std::string, Location>>> worker_raw;
     std::map<uint32_t, ParamValues> worker_params;
+    // `next:`: where each output goes (framework/model/wiring.hpp); none given (has_next false):
+    // its one output flows into the next list item.
+    std::vector<NextEdge> next;
+    bool has_next = false;
+    Location next_where;
 
     // The parameters worker `worker` of its farm or map runs with (`params` unless overridden).
     const ParamValues& params_of(uint32_t worker) const;
@@ -97,6 +105,9 @@ struct PatternConfig {
     std::string transport;                 // links inside the pattern; empty = app default
     uint32_t queue = 0;
     MemorySetting memory;                  // its emitter's, workers' and collector's; empty = the app's
+    std::vector<NextEdge> next;            // `next:` of the farm or map (its output `out`)
+    bool has_next = false;
+    Location next_where;
 };
 
 // One entry of the top-level pipeline: a stage node, or a farm or map.
@@ -143,6 +154,10 @@ struct AppConfig {
     std::vector<NodeConfig> pipeline;      // every stage node, pattern workers' stages in place
     std::vector<PatternConfig> patterns;
     std::vector<PipelineElement> elements; // the top-level pipeline, in order
+    // Resolved by check_app (app_wiring.hpp): the edges between elements, and the elements in
+    // an order where every edge points forward (list order for an app without `next:`).
+    std::vector<AppEdge> edges;
+    std::vector<size_t> order;
 
     NodeConfig* find_node(const std::string& name);
 };

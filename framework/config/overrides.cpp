@@ -5,15 +5,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "framework/config/join.hpp"
+
 namespace tp {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
 
 bool is_index(const std::string& s) {
     if (s.empty() || s.size() > 6) return false;

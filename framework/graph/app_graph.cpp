@@ -7,13 +7,6 @@
 
 namespace tp {
 
-Dispatch dispatch_policy(const std::string& name) {
-    if (name == "round_robin") return Dispatch::RoundRobin;
-    if (name == "on_demand") return Dispatch::OnDemand;
-    if (name == "flow_hash") return Dispatch::FlowHash;
-    throw std::invalid_argument("unknown dispatch '" + name + "'");
-}
-
 std::vector<size_t> AppGraph::inputs_of(size_t node) const {
     std::vector<size_t> v;
     for (size_t e = 0; e < edges.size(); ++e)
@@ -30,16 +23,35 @@ std::vector<size_t> AppGraph::outputs_of(size_t node) const {
 
 namespace {
 
+// A node whose packets go on to the element being built, with the edge's settings.
+struct Tail {
+    size_t node = 0;
+    int output = -1;        // a Branch node's stage output
+    std::string label;      // the output's name
+    std::string transport;  // the edge's own (`next:`); empty: the target's
+    uint32_t queue = 0;
+    double weight = 1.0;    // share of the app's packets it carries
+};
+
 class Builder {
 public:
     explicit Builder(const AppConfig& app) : app_(app) {}
 
     AppGraph build(bool fuse) {
         const auto& el = app_.elements;
-        for (size_t k = 0; k < el.size(); ++k) {
+        const auto& order = app_.order;
+        into_.assign(el.size(), {});
+        flow_in_.assign(el.size(), 0.0);
+        weight_in_.assign(el.size(), 0.0);
+        for (size_t pos = 0; pos < order.size(); ++pos) {
+            const size_t k = order[pos];
+            tails_ = std::move(into_[k]);
+            flow_ = pos == 0 ? 1.0 : flow_in_[k];
+            weight_ = pos == 0 ? 1.0 : weight_in_[k];
             if (el[k].node >= 0) stage_node(static_cast<size_t>(el[k].node));
             else if (app_.patterns[static_cast<size_t>(el[k].pattern)].map) map(static_cast<size_t>(el[k].pattern));
-            else farm(app_.patterns[static_cast<size_t>(el[k].pattern)], fuse, fuse && k + 1 < el.size() && el[k + 1].node >= 0);
+            else farm(app_.patterns[static_cast<size_t>(el[k].pattern)], fuse, fuse && collector_can_fold(k, pos));
+            hand_on(k);
         }
         return std::move(g_);
     }
@@ -89,9 +101,49 @@ private:
         return g_.edges.back();
     }
 
-    // Edges from the current tails into `to`, each carrying an equal share of `weight`.
+    // Edges from the current tails into `to`, each carrying an equal share of `weight` (of
+    // the element's share of the app's packets); an edge's own `next:` settings go first.
     void feed(size_t to, const std::string& transport, uint32_t queue, double weight) {
-        for (size_t t : tails_) link(t, to, transport, queue, weight / double(tails_.size()));
+        for (const Tail& t : tails_) {
+            GraphEdge& e = link(t.node, to, t.transport.empty() ? transport : t.transport, t.queue != 0 ? t.queue : queue,
+                                t.weight * weight);
+            e.output = t.output;
+            e.label = t.label;
+        }
+    }
+
+    // The element just built hands its tails to the elements its edges feed, each edge an
+    // equal share of what leaves it (an estimate: which output a packet takes is the data's).
+    void hand_on(size_t k) {
+        std::vector<const AppEdge*> out;
+        for (const AppEdge& e : app_.edges)
+            if (e.from == k) out.push_back(&e);
+        // A Branch node's edge carries one of its stage's outputs.
+        const bool branch = tails_.size() == 1 && g_.nodes[tails_.front().node].dispatch == Dispatch::Branch;
+        for (const AppEdge* e : out) {
+            const double share = 1.0 / double(out.size());
+            flow_in_[e->to] += flow_ * share;
+            weight_in_[e->to] += weight_ * share;
+            for (const Tail& t : tails_)
+                into_[e->to].push_back(Tail{t.node, branch ? int(e->output) : -1, e->output_name, e->transport, e->queue,
+                                            weight_ * share / double(tails_.size())});
+        }
+    }
+
+    // A farm's collector folds into the stage node after it when that node comes next in the
+    // build order and the farm's one edge is its only input.
+    bool collector_can_fold(size_t k, size_t pos) const {
+        const auto& order = app_.order;
+        if (pos + 1 >= order.size()) return false;
+        const size_t next = order[pos + 1];
+        if (app_.elements[next].node < 0) return false;
+        size_t from_k = 0, into_next = 0;
+        for (const AppEdge& e : app_.edges) {
+            from_k += e.from == k;
+            into_next += e.to == next;
+            if (e.from == k && (e.to != next || !e.transport.empty() || e.queue != 0)) return false;
+        }
+        return from_k == 1 && into_next == 1;
     }
 
     void stage_node(size_t i) {
@@ -100,16 +152,18 @@ private:
         const FoldedCollector c = std::exchange(folded_, FoldedCollector{});
         const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + c.load);
         g_.nodes[n].reorder = c.reorder;
+        if (nc.stage->outputs && nc.stage->outputs(nc.params).size() > 1) g_.nodes[n].dispatch = Dispatch::Branch;
         flow_ *= pass;
         // The workers' links into a folded collector keep the farm's transport and capacity.
         feed(n, c.transport.empty() ? nc.transport : c.transport, c.queue != 0 ? c.queue : nc.queue, 1.0);
-        tails_ = {n};
+        tails_ = {Tail{n}};
     }
 
     // The single plain node the pipeline ends in so far, which can take over an emitter's work.
     bool emitter_can_fold() const {
-        return tails_.size() == 1 && g_.nodes[tails_.front()].role == NodeRole::Stages &&
-               g_.nodes[tails_.front()].dispatch == Dispatch::Single && !g_.nodes[tails_.front()].stamp_sequence;
+        if (tails_.size() != 1 || !tails_.front().transport.empty() || tails_.front().queue != 0) return false;
+        const GraphNode& t = g_.nodes[tails_.front().node];
+        return t.role == NodeRole::Stages && t.dispatch == Dispatch::Single && !t.stamp_sequence;
     }
 
     // `fold_emitter`: the node before the farm dispatches (and numbers, for ordered collection)
@@ -123,7 +177,7 @@ private:
         const bool sourced = tails_.empty();
         size_t dispatcher = 0;
         if (f.emitter && fold_emitter && emitter_can_fold()) {
-            dispatcher = tails_.front();
+            dispatcher = tails_.front().node;
             g_.nodes[dispatcher].dispatch = d;
             g_.nodes[dispatcher].stamp_sequence = ordered;
             g_.nodes[dispatcher].load += flow_ * kHop;
@@ -131,7 +185,7 @@ private:
             dispatcher = add(stages_node(f.name + ".emitter", {}, f.where, d, ordered), flow_ * kHop);
             feed(dispatcher, f.transport, f.queue, 1.0);
         } else if (!sourced) {
-            dispatcher = tails_.front();  // check_shape: a single node precedes an emitter-less farm
+            dispatcher = tails_.front().node;  // check_shape, wire_app: a single node feeds an emitter-less farm
             g_.nodes[dispatcher].dispatch = d;
         }
         if (d == Dispatch::FlowHash && !sourced) g_.nodes[dispatcher].load += flow_ * kScatter;
@@ -178,18 +232,24 @@ private:
         }
         flow_ = flow_out;
         if (f.collect == "none") {
-            tails_ = lasts;
+            tails_ = tails_of(lasts);
             return;
         }
         if (fold_collector) {
-            tails_ = lasts;
+            tails_ = tails_of(lasts);
             folded_ = FoldedCollector{flow_ * (first_hop + (ordered ? kReorder : 0.0)), ordered, f.transport, f.queue};
             return;
         }
         const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
                              flow_ * (first_hop + (ordered ? kReorder : 0.0)));  // as many bursts as the workers get
         for (size_t l : lasts) link(l, c, f.transport, f.queue, share);
-        tails_ = {c};
+        tails_ = {Tail{c}};
+    }
+
+    static std::vector<Tail> tails_of(const std::vector<size_t>& nodes) {
+        std::vector<Tail> v;
+        for (size_t n : nodes) v.push_back(Tail{n});
+        return v;
     }
 
     // Edge order matters to the runner: a worker's outputs are its children, then the collector.
@@ -224,14 +284,17 @@ private:
         for (uint32_t w = 0; w < m.workers; ++w) word_link(workers[w], c, 1.0 / m.workers);
         link(c, e, m.transport, m.queue, 0.1).words = true;
         g_.edges.back().freed = true;
-        tails_ = {c};
+        tails_ = {Tail{c}};
         flow_ *= worker_pass;
     }
 
     const AppConfig& app_;
     AppGraph g_;
-    std::vector<size_t> tails_;
+    std::vector<Tail> tails_;
+    std::vector<std::vector<Tail>> into_;  // per element: the tails that feed it
+    std::vector<double> flow_in_, weight_in_;  // per element: estimated share entering it
     double flow_ = 1.0;  // estimated share of the app's packets leaving the tails
+    double weight_ = 1.0;  // share of the app's packets entering the element (edge weights)
     // A farm's collector folded into the next stage node: what that node takes over.
     struct FoldedCollector {
         double load = 0;

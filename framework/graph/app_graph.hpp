@@ -7,23 +7,18 @@
 // W pipelines of nodes) and a collector (unless folded into the stage node after it)
 // (unless the next node reads the workers directly). A map becomes an emitter, W workers
 // linked by the multicast (linear or tree) over word channels, and a collector. A node's
-// output channels are its edges in order; its dispatch policy picks among them.
+// output channels are its edges in order; its dispatch policy picks among them. A node whose
+// stage has several outputs (a branch) sends each packet on the edge of the output it chose;
+// elements are built in AppConfig::order, so every edge is made before its target is.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "framework/config/app_config.hpp"
+#include "framework/model/dispatch.hpp"
 
 namespace tp {
-
-enum class Dispatch {
-    Single,      // one output
-    RoundRobin,  // whole bursts to outputs in turn
-    OnDemand,    // to the first output with room, starting after the last one served
-    FlowHash,    // each packet to output hash % W: one flow, one worker
-};
-Dispatch dispatch_policy(const std::string& name);
 
 enum class NodeRole : uint8_t {
     Stages,        // a chain of stages between descriptor channels (stage nodes, farm tiles)
@@ -55,6 +50,8 @@ struct GraphEdge {
     double weight = 1.0;  // share of the app's packets it carries
     bool words = false;   // carries 64-bit words (a map's task references), not descriptors
     bool freed = false;   // a map's collector handing task slots back to its emitter
+    int output = -1;      // from a Branch node: the index of the stage output it carries
+    std::string label;    // the output's name where the app wires it (`ipv4`); empty: none
 };
 
 struct AppGraph {

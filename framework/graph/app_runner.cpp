@@ -25,6 +25,7 @@
 #include "framework/runtime/idle_mode.hpp"
 #include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/stop_request.hpp"
+#include "framework/stage/replicator.hpp"
 
 namespace tp {
 
@@ -213,6 +214,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     const AppGraph& g = plan_.graph;
     const GraphNode& node = g.nodes[n];
     std::vector<Channel<PacketDesc>*> desc_in, desc_out;
+    std::vector<int> branch_of_out;  // per desc output: the stage output it carries (-1: none)
     std::vector<Channel<uint64_t>*> words_in, words_out;
     Channel<uint64_t>* freed = nullptr;
     for (size_t e : g.inputs_of(n)) {
@@ -223,7 +225,10 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     for (size_t e : g.outputs_of(n)) {
         if (g.edges[e].freed) freed = links_[e].words.get();
         else if (g.edges[e].words) words_out.push_back(links_[e].words.get());
-        else desc_out.push_back(links_[e].desc.get());
+        else {
+            desc_out.push_back(links_[e].desc.get());
+            branch_of_out.push_back(g.edges[e].output);
+        }
     }
     switch (node.role) {
         case NodeRole::MapEmitter:
@@ -244,7 +249,13 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     ts.chain = std::move(chain);
     ts.inputs = desc_in;
     ts.outputs = desc_out;
-    ts.dispatch = ts.outputs.size() > 1 ? node.dispatch : Dispatch::Single;
+    ts.dispatch = ts.outputs.size() > 1 || node.dispatch == Dispatch::Branch ? node.dispatch : Dispatch::Single;
+    if (node.dispatch == Dispatch::Branch) {
+        // Every output of the stage is wired (wire_app): each maps to its edge's channel.
+        ts.branch_outputs.assign(branch_of_out.size(), 0);
+        for (size_t o = 0; o < branch_of_out.size(); ++o) ts.branch_outputs.at(static_cast<size_t>(branch_of_out[o])) = static_cast<uint16_t>(o);
+        ts.replicator = dynamic_cast<Replicator*>(ts.chain.back());
+    }
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;
@@ -551,6 +562,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
             s.lost_before = st.lost_before.get();
             r.lost_before_source += s.lost_before;
         }
+        if (const auto* tee = dynamic_cast<const Replicator*>(in.stage.get()); tee != nullptr) r.copies += tee->copies_made();
         if (in.stage->kind() == StageKind::Sink) {
             r.delivered += s.out;
             r.delivered_bytes += s.bytes;
@@ -558,6 +570,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         r.drops += s.drops;
         r.stages.push_back(std::move(s));
     }
+    collect_edges(r);
     r.latency = latency_report();  // histograms of relaxed counters: readable while tiles run
     // rte_mempool_avail_count adds up the pool and the lcore caches without locks: exact after
     // the join, a few bursts stale while tiles run (DPDK offers it for monitoring).
@@ -573,7 +586,7 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
             r.cut_losses.push_back(CutLoss{g.nodes[n].name, tasks_[n]->cut_drops()});
             r.drops += tasks_[n]->cut_drops();
         }
-    r.unaccounted = int64_t(r.packets) - int64_t(r.delivered) - int64_t(r.drops);
+    r.unaccounted = int64_t(r.packets + r.copies) - int64_t(r.delivered) - int64_t(r.drops);
     return r;
 }
 

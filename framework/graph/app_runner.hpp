@@ -85,6 +85,7 @@ private:
         uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
     };
     TrafficClock traffic_clock() const;
+    void collect_edges(RunReport& r) const;  // the app's edges, counted
     // The constructor's second half: opens the stages, makes the channels and tasks.
     void start_stages();
     // Opens one stage; an error becomes a LocatedError naming the stage and its node.

@@ -114,11 +114,18 @@ std::string format_table(const RunReport& r) {
     using A = TextTable::Align;
     for (const char* h : {"node", "stage"}) t.add_column(h, A::Left);
     for (const char* h : {"tile", "cpu", "in", "out", "drops", "cyc/pkt", "busy"}) t.add_column(h, A::Right);
-    const auto stage_row = [&t](const StageReport& st) {
+    // An app that branches lists its edges under the stage that sends on them.
+    const bool branches = std::any_of(r.edges.begin(), r.edges.end(), [](const EdgeReport& e) { return e.branch; });
+    const auto stage_row = [&t, &r, branches](const StageReport& st) {
+        std::vector<std::string> lines = notes(st);
+        for (const EdgeReport& e : r.edges)
+            if (branches && e.stage == st.name)
+                lines.push_back(e.from + "." + e.output + " -> " + e.to + ": " + std::to_string(e.packets) + " packets, " +
+                                std::to_string(e.bytes) + " bytes, " + percent(e.share));
         t.add_row({st.name, st.stage, tile_xy(st.tile_x, st.tile_y), std::to_string(st.cpu), std::to_string(st.in),
                    std::to_string(st.out), std::to_string(st.drops), cycles(st.cycles_per_packet()),
                    percent(st.busy_fraction)},
-                  notes(st));
+                  lines);
     };
     // In graph order: each node's stages, or, for an emitter or collector (no stage, passes
     // every packet it takes), a row of its own.
@@ -139,6 +146,7 @@ std::string format_table(const RunReport& r) {
              " packets in flight dropped)\n";
     for (const auto& tl : r.tiles)
         if (tl.stalled_ms > 0) s += "chaos: node '" + tl.node + "' stood still for " + format_duration(tl.stalled_ms / 1e3) + "\n";
+    if (r.copies != 0) s += "copied " + std::to_string(r.copies) + " (tee: each copy counts as a packet emitted)\n";
     s += "delivered " + std::to_string(r.delivered) + ", dropped " + std::to_string(r.drops) + ", unaccounted " +
          std::to_string(r.unaccounted) + "; " + pools_line(r) + "\n";
     s += format_capture(r);
@@ -191,6 +199,10 @@ nlohmann::json to_json(const RunReport& r) {
                          {"packets", t.packets},
                          {"bytes", t.bytes},
                          {"stalled_ms", t.stalled_ms}});
+    nlohmann::json edges = nlohmann::json::array();
+    for (const auto& e : r.edges)
+        edges.push_back({{"from", e.from}, {"output", e.output}, {"to", e.to}, {"packets", e.packets}, {"bytes", e.bytes},
+                         {"share", e.share}});
     nlohmann::json channels = nlohmann::json::array();
     for (const auto& c : r.channels)
         channels.push_back({{"from", c.from}, {"to", c.to}, {"transport", c.transport},
@@ -232,6 +244,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"drops", r.drops},
             {"delivered", r.delivered},
             {"delivered_bytes", r.delivered_bytes},
+            {"copies", r.copies},
             {"unaccounted", r.unaccounted},
             {"lost_before_source", r.lost_before_source},
             {"failures", failures},
@@ -242,6 +255,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"stages", stages},
             {"tiles", tiles},
             {"channels", channels},
+            {"edges", edges},
             {"pools", pools}};
     add_latency_json(j, r.latency);
     add_capture_json(j, r);

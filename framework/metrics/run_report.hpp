@@ -69,6 +69,16 @@ struct ChannelReport {
     int hops = 0;
 };
 
+// An edge between two of the app's nodes as its author wired them (`l3.ipv4 -> route`): what
+// the one tile sending on it handed it, and that share of what its node passed on.
+struct EdgeReport {
+    std::string from, output, to;  // graph node names and the output's name
+    std::string stage;             // the report name of the from node's last stage ("" none)
+    bool branch = false;           // from a node of several outputs
+    uint64_t packets = 0, bytes = 0;
+    double share = 0;              // packets / what the from node passed on
+};
+
 struct PoolReport {
     std::string name;
     uint64_t capacity = 0;
@@ -122,13 +132,15 @@ struct RunReport {
     uint64_t drops = 0;
     uint64_t delivered = 0;        // sum of sinks' out
     uint64_t delivered_bytes = 0;  // sum of sinks' bytes
-    int64_t unaccounted = 0;       // packets - delivered - drops
+    uint64_t copies = 0;           // packets a tee copied (made or dropped): they count as emitted
+    int64_t unaccounted = 0;       // packets + copies - delivered - drops
     uint64_t lost_before_source = 0;  // sum of the sources' lost_before
     size_t threads = 0;
     std::vector<ThreadWaits> waits;  // per tile thread
     std::vector<StageReport> stages;
     std::vector<TileReport> tiles;
     std::vector<ChannelReport> channels;
+    std::vector<EdgeReport> edges;       // the app's edges (not a farm's or map's inner links)
     std::vector<PoolReport> pools;
     std::vector<FailureReport> failures;  // empty in a run that did not fail
     std::vector<CutLoss> cut_losses;      // nodes that freed packets when the run was cut short

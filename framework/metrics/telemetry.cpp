@@ -161,6 +161,21 @@ int handle_latency(const char*, const char*, rte_tel_data* d) {
     return 0;
 }
 
+int handle_edges(const char*, const char*, rte_tel_data* d) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const std::optional<LiveView> v = view_now();
+    static const std::vector<EdgeReport> kNone;
+    const std::vector<EdgeReport>& edges = v ? v->report.edges : kNone;
+    rte_tel_data_start_dict(d);
+    add_column(d, "from", RTE_TEL_STRING_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { add_str(c, e.from); });
+    add_column(d, "output", RTE_TEL_STRING_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { add_str(c, e.output); });
+    add_column(d, "to", RTE_TEL_STRING_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { add_str(c, e.to); });
+    add_column(d, "packets", RTE_TEL_U64_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { rte_tel_data_add_array_u64(c, e.packets); });
+    add_column(d, "bytes", RTE_TEL_U64_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { rte_tel_data_add_array_u64(c, e.bytes); });
+    add_column(d, "share", RTE_TEL_STRING_VAL, edges, [](rte_tel_data* c, const EdgeReport& e) { add_str(c, decimal(e.share, 4)); });
+    return 0;
+}
+
 void register_endpoints() {
     rte_telemetry_register_cmd(kTelemetryEndpoints[0], handle_stats,
                                "Returns the tilepipe run's totals and rates so far. Takes no parameters");
@@ -172,6 +187,8 @@ void register_endpoints() {
                                "Returns each channel's ends, transport, capacity, hops and items queued. Takes no parameters");
     rte_telemetry_register_cmd(kTelemetryEndpoints[4], handle_latency,
                                "Returns the end-to-end latency so far: mode, samples, percentiles in us. Takes no parameters");
+    rte_telemetry_register_cmd(kTelemetryEndpoints[5], handle_edges,
+                               "Returns each edge of the app (from, output, to) with its packets, bytes and share. Takes no parameters");
 }
 
 }  // namespace

@@ -45,6 +45,6 @@ private:
 
 // The endpoints' names, in registration order (for `tilepipe` docs and tests).
 inline constexpr const char* kTelemetryEndpoints[] = {"/tilepipe/stats", "/tilepipe/nodes", "/tilepipe/tiles",
-                                                     "/tilepipe/channels", "/tilepipe/latency"};
+                                                     "/tilepipe/channels", "/tilepipe/latency", "/tilepipe/edges"};
 
 }  // namespace tp

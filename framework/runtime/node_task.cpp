@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
+#include <string>
 
 #include "framework/runtime/not_std_exception.hpp"
 #include "framework/runtime/packet_trace.hpp"
@@ -27,6 +29,7 @@ NodeTask::NodeTask(NodeTaskSpec spec) : s_(std::move(spec)) {
     is_source_ = !s_.chain.empty() && s_.chain.front()->kind() == StageKind::Source;
     ends_in_sink_ = !s_.chain.empty() && s_.chain.back()->kind() == StageKind::Sink;
     out_.resize(s_.outputs.size());
+    if (s_.dispatch == Dispatch::Branch) edges_ = std::vector<EdgeCount>(s_.outputs.size());
     out_at_.assign(s_.outputs.size(), 0);
     if (s_.stamp_sequence || s_.report_drops || s_.reorder_window > 0) seq_offset_ = sequence_field_offset();
     if (s_.reorder_window > 0) window_ = std::make_unique<ReorderWindow>(s_.reorder_window);
@@ -119,6 +122,10 @@ void NodeTask::stage_for_outputs(const Burst& b) {
         case Dispatch::OnDemand:
             any_ = b;
             break;
+        case Dispatch::Branch:
+            if (s_.replicator != nullptr) stage_copies(b);
+            else stage_branches(b);
+            break;
         case Dispatch::FlowHash: {
             const auto w = static_cast<uint32_t>(out_.size());
             for (const PacketDesc& d : b) {
@@ -127,6 +134,57 @@ void NodeTask::stage_for_outputs(const Burst& b) {
             }
             break;
         }
+    }
+}
+
+void NodeTask::stage_branches(const Burst& b) {
+    // Nothing is staged when a burst is taken (blocked() waits for every output to empty), so
+    // each output's staging has room for a whole burst.
+    const uint8_t* out = StageRuntime::outputs(*s_.chain.back());
+    const auto& map = s_.branch_outputs;
+    const uint8_t first = out[0];
+    uint16_t same = 1;
+    while (same < b.n && out[same] == first) ++same;
+    if (same == b.n) {  // the fast path: the burst moves whole
+        if (first >= map.size()) throw std::logic_error("a stage chose output " + std::to_string(first) + " of " + std::to_string(map.size()));
+        const uint16_t o = map[first];
+        Staged& to = out_[o];
+        std::copy(b.d, b.d + b.n, to.d);
+        to.n = b.n;
+        edges_[o].packets.add(b.n);
+        edges_[o].bytes.add(burst_bytes(b));
+        return;
+    }
+    for (uint16_t j = 0; j < b.n; ++j)  // checked first: a bad index leaves the burst in hand
+        if (out[j] >= map.size()) throw std::logic_error("a stage chose output " + std::to_string(out[j]) + " of " + std::to_string(map.size()));
+    for (uint16_t j = 0; j < b.n; ++j) {
+        Staged& to = out_[map[out[j]]];
+        to.d[to.n++] = b.d[j];
+    }
+    // Every staging was empty: what each holds now is what this burst sent it.
+    for (size_t o = 0; o < out_.size(); ++o)
+        if (out_[o].n != 0) count_edge(o);
+}
+
+void NodeTask::count_edge(size_t o) {
+    const Staged& to = out_[o];
+    uint64_t bytes = 0;
+    for (uint16_t j = 0; j < to.n; ++j) bytes += to.d[j].length != PacketDesc::kLengthSaturated ? to.d[j].length : frame_length(to.d[j]);
+    edges_[o].packets.add(to.n);
+    edges_[o].bytes.add(bytes);
+}
+
+void NodeTask::stage_copies(const Burst& b) {
+    const auto& map = s_.branch_outputs;  // as in stage_branches, every staging is empty
+    for (size_t k = 0; k < map.size(); ++k) {
+        Staged& to = out_[map[k]];
+        if (k == 0) {
+            std::copy(b.d, b.d + b.n, to.d);
+            to.n = b.n;
+        } else {
+            to.n = s_.replicator->replicate(b, to.d);
+        }
+        if (to.n != 0) count_edge(map[k]);
     }
 }
 

@@ -15,6 +15,10 @@
 // Flow-hash dispatch splits each burst W ways; so that an output does not get bursts of
 // 32/W, a node that dispatches by flow hash gathers up to kGatherBursts input bursts into its
 // per-output staging before sending (still within one poll: nothing waits for a later one).
+// Branch (a stage with several outputs ends the chain): the stage wrote each kept packet's
+// output (Stage::set_output); a burst that all takes one output is staged whole, any other is
+// split into per-output bursts in one pass. Each output's packets and bytes are counted here.
+// A tee's node stages the burst for its first output and a copy for each other (Replicator).
 // Counters are the stages' own (single writer: the tile running this task).
 // Latency (spec.latency on): a source's node stamps each packet it emits with the TSC read
 // right after produce(); a node whose chain ends in a sink records end-to-end latency there;
@@ -32,13 +36,14 @@
 
 #include "descriptors/burst.hpp"
 #include "framework/channel/channel.hpp"
-#include "framework/graph/app_graph.hpp"
+#include "framework/model/dispatch.hpp"
 #include "framework/metrics/latency_config.hpp"
 #include "framework/runtime/chaos_stall.hpp"
 #include "framework/runtime/latency_probe.hpp"
 #include "framework/runtime/reorder_window.hpp"
 #include "framework/runtime/task.hpp"
 #include "framework/runtime/packet_trace.hpp"
+#include "framework/stage/replicator.hpp"
 #include "framework/stage/stage.hpp"
 
 namespace tp {
@@ -58,6 +63,18 @@ struct NodeTaskSpec {
     // node takes and what it sends on carries kLengthSaturated.
     bool own_pool = false;
     NodeTrace* trace = nullptr;  // `--trace N`: notes the traced packets' steps (nullptr: off)
+    // Dispatch::Branch: for each output of the chain's last stage, its index in `outputs`.
+    std::vector<uint16_t> branch_outputs;
+    // Dispatch::Branch whose stage is a tee: the packets go to its first output, copies from
+    // it to each other.
+    Replicator* replicator = nullptr;
+};
+
+// Packets and frame bytes one output channel of a node was handed (its single writer: the
+// node's tile); read live or after the join.
+struct alignas(64) EdgeCount {
+    RelaxedCounter packets;
+    RelaxedCounter bytes;
 };
 
 class NodeTask final : public Task {
@@ -75,6 +92,8 @@ public:
     const SinkLatency* sink_latency() const { return sink_latency_.get(); }
     // Queue wait and processing time (nullptr unless `latency: all`).
     const NodeResidence* residence() const { return residence_.get(); }
+    // What each output channel was handed (by `outputs` index); Branch nodes only, else empty.
+    const std::vector<EdgeCount>& edge_counts() const { return edges_; }
     // TSC cycles a chaos stall held this node still (0: none); read after the join.
     uint64_t stalled_cycles() const { return s_.stall ? s_.stall->stalled_cycles() : 0; }
 
@@ -84,6 +103,9 @@ private:
     void run_chain(Burst& b, size_t from);
     void run_chain_reporting_drops(Burst& b, size_t from);
     void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send
+    void stage_branches(const Burst& b);     // Branch: whole, or split in one pass
+    void stage_copies(const Burst& b);       // Branch of a tee: the burst, then its copies
+    void count_edge(size_t o);               // what output o's staging holds now
     bool room_for_a_burst() const;           // every output's staging can take a whole burst
     bool blocked() const;                    // back-pressure: nothing new may be taken now
     size_t next_round_robin() const;         // round robin passing over a full worker
@@ -128,6 +150,7 @@ private:
     uint16_t taken_ = 0;          // residence: packets taken into it
     bool abandoned_ = false;      // failure: held packets given back, outputs closed
     uint64_t taken_total_ = 0;    // packets taken (a source's: emitted), for a chaos stall
+    std::vector<EdgeCount> edges_;  // Branch: per output channel
     bool done_ = false;
 };
 

@@ -41,9 +41,11 @@ void StageRegistry::build_noted() {
 }
 
 const std::vector<std::string>& node_keys() {
-    static const std::vector<std::string> keys{"name", "transport", "queue", "tile", "memory"};
+    static const std::vector<std::string> keys{"name", "transport", "queue", "tile", "memory", "next"};
     return keys;
 }
+
+std::vector<OutputSpec> single_output() { return {OutputSpec{"out", "every packet it passes on"}}; }
 
 namespace {
 // Empty when every parameter of `s` may be given in a pipeline entry, else why not.
@@ -51,7 +53,7 @@ std::string reserved_param_of(const StageInfo& s) {
     for (const ParamSpec& p : s.params)
         if (p.name == "stage" || std::find(node_keys().begin(), node_keys().end(), p.name) != node_keys().end())
             return "stage '" + s.name + "' declares a parameter '" + p.name +
-                   "', a key every pipeline entry reserves (stage, name, transport, queue, tile, memory)";
+                   "', a key every pipeline entry reserves (stage, name, transport, queue, tile, memory, next)";
     return "";
 }
 }  // namespace

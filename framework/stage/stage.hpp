@@ -22,6 +22,8 @@ struct StageRuntime {
     /// Frame bytes of every packet drop() freed so far: the runtime takes a sink's drops out
     /// of the bytes it delivered. Written and read by the stage's own tile only.
     static uint64_t dropped_bytes(const Stage& st) { return st.dropped_bytes_; }
+    /// What set_output() wrote for the burst the stage last processed, by slot.
+    static const uint8_t* outputs(const Stage& st) { return st.output_; }
 };
 
 }  // namespace tp

@@ -83,6 +83,7 @@ using Setting = std::pair<std::string, Value>;
 
 /// The builder's state, internal (pimpl): handles point into it.
 struct AppBuilderState;
+class Element;
 
 /// A stage node of an AppBuilder (a handle: copies refer to the same node). Made by
 /// AppBuilder::stage; used once, in the pipeline or in one farm's or map's worker.
@@ -102,6 +103,13 @@ public:
     /// Where its pool, input buffers and stage state live: local, interleave or first_touch
     /// (default: its farm's or the app's).
     Node& memory(const std::string& policy) { return set("memory", policy); }
+    /// Wires output `output` of this node's stage (`out`; a classifier's match names and
+    /// `default`; `port3` of a per-port router; `out1` of a tee) to `to`, a node, farm or map of
+    /// the pipeline, as YAML's `next: {OUTPUT: NODE}` does. Several outputs may name one node (a
+    /// join); one output feeds one edge (copies: a `tee` node). A node given out() is wired by
+    /// it alone: every output needs one, as `next:` does. Checked when the app is validated or
+    /// run, with the YAML's errors at the program's place.
+    Node& out(const std::string& output, const Element& to);
     /// The registered stage it runs.
     const std::string& stage() const;
 
@@ -140,6 +148,9 @@ public:
     Farm& worker(std::vector<Node> chain);
     /// The stages every worker runs, each on its own tile (`worker: {pipeline: [...]}`).
     Farm& worker_pipeline(std::vector<Node> stages);
+    /// Wires the farm's one output (`out`) to `to`, a node, farm or map of the pipeline, as
+    /// `next:` on a `farm:` does (default: the next element of the pipeline).
+    Farm& out(const Element& to);
 
 private:
     friend class AppBuilder;
@@ -168,6 +179,8 @@ public:
     Map& memory(const std::string& policy) { return set("memory", policy); }
     /// The chain every worker runs on its share of each burst.
     Map& worker(std::vector<Node> chain);
+    /// Wires the map's one output (`out`) to `to`, as `next:` on a `map:` does.
+    Map& out(const Element& to);
 
 private:
     friend class AppBuilder;
@@ -189,6 +202,7 @@ public:
 
 private:
     friend class AppBuilder;
+    friend struct AppBuilderState;
     enum class Kind { Node, Farm, Map };
     AppBuilderState* state_;
     Kind kind_;

@@ -25,6 +25,16 @@
 
 namespace tp {
 
+/// One named output of a stage: where a packet it passes on may go. In an app each output
+/// feeds one edge (`next:` in YAML, node.out() in C++).
+struct OutputSpec {
+    std::string name;  ///< the name `next:` uses: `out`, `ipv4`, `port3`, `default`, ...
+    std::string doc;   ///< one line: which packets take it
+};
+
+/// The outputs of a stage that passes every packet on one way: `out`.
+std::vector<OutputSpec> single_output();
+
 /// Everything tilepipe knows about one stage type.
 struct StageInfo {
     std::string name;         ///< the name configs use: `{ stage: NAME }`
@@ -60,6 +70,10 @@ struct StageInfo {
     /// More than the one-line description, for `tilepipe stages NAME` (CLASS::stage_notes()
     /// when declared, else ""): lines, each ending in a newline.
     std::function<std::string()> notes;
+    /// The stage's outputs for these parameters, in index order (CLASS::outputs(params) when
+    /// declared; else `out` for sources and processors, none for sinks). A stage with more
+    /// than one calls Stage::set_output() for every packet it passes on.
+    std::function<std::vector<OutputSpec>(const ParamValues&)> outputs;
     /// Where the stage comes from: empty for a stage of tilepipe or of the program, the
     /// plugin's file for a plugin's (set by the loader).
     std::string origin;
@@ -137,6 +151,14 @@ std::string notes_of() {
     else return "";
 }
 
+/// CLASS::outputs(p) when declared, else `out` (sinks: none).
+template <typename C>
+std::vector<OutputSpec> outputs_of(const ParamValues& p) {
+    if constexpr (requires { C::outputs(p); }) return C::outputs(p);
+    else if constexpr (C::kKind == StageKind::Sink) return {};
+    else return single_output();
+}
+
 /// CLASS::kCost when declared, else by kind.
 template <typename C>
 constexpr double cost_of() {
@@ -161,7 +183,8 @@ struct StageRegistrar {
 /// `kCost`, a static `double expected_pass(const tp::ParamValues&)`, a static
 /// `void check_params(const tp::ParamValues&)` throwing LocatedError, a static
 /// `void check_data_room(const tp::ParamValues&, uint32_t)`, a static
-/// `uint64_t device_ports(const tp::ParamValues&)` and a static `std::string stage_notes()`
+/// `uint64_t device_ports(const tp::ParamValues&)`, a static `std::string stage_notes()` and a
+/// static `std::vector<tp::OutputSpec> outputs(const tp::ParamValues&)`
 /// (see StageInfo for what each is for). Use it at namespace scope, once per class.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                           \
     static ::tp::StageInfo tilepipe_stage_info_##CLASS() {                                       \
@@ -173,7 +196,8 @@ struct StageRegistrar {
             &::tp::detail::memory_hint_of<CLASS>, &::tp::detail::pci_devices_of<CLASS>,          \
             ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,              \
             &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>,     \
-            &::tp::detail::device_ports_of<CLASS>, &::tp::detail::notes_of<CLASS>, {}};          \
+            &::tp::detail::device_ports_of<CLASS>, &::tp::detail::notes_of<CLASS>,                \
+            &::tp::detail::outputs_of<CLASS>, {}};                                               \
     }                                                                                            \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{&tilepipe_stage_info_##CLASS}
 

@@ -140,8 +140,19 @@ protected:
 
     /// Frees the packet and counts it under `reason`.
     void drop(const PacketDesc& d, uint16_t reason);
+    /// Counts a drop under `reason` of a packet that never had an mbuf (a copy the pool could
+    /// not give): nothing to free.
+    void count_drop_without_packet(uint16_t reason) {
+        stats_.reason[reason].inc();
+        stats_.drops.inc();
+    }
     /// Counts `n` occurrences of `event`.
     void count_event(uint16_t event, uint64_t n = 1) { stats_.event[event].add(n); }
+    /// A stage with several outputs (StageInfo::outputs): the packet it keeps at `slot` of the
+    /// burst goes to output `output` (an index into its outputs). Set for every packet kept,
+    /// in the same process() call; the runtime moves a burst that all takes one output whole
+    /// and splits the others in one pass.
+    void set_output(uint16_t slot, uint8_t output) { output_[slot] = output; }
 
 private:
     friend struct StageRuntime;
@@ -151,6 +162,7 @@ private:
     std::vector<std::string> event_names_;
     DroppedPackets* dropped_note_ = nullptr;  // set by the runtime around a sink's process()
     uint64_t dropped_bytes_ = 0;              // frame bytes drop() freed (the stage's tile only)
+    uint8_t output_[kBurstMax] = {};          // set_output(): each kept packet's output
 };
 
 }  // namespace tp

@@ -51,6 +51,18 @@ void expect_plot(const std::string& json, uint32_t width, uint32_t height, const
     fs::remove(png);
 }
 
+// A branching app's report: its graph beside the mesh, each edge with its output and rate.
+TEST(Plot, DrawsABranchingAppsGraphWithItsEdgesRates) {
+    const std::string json = tmp_path("router.json");
+    std::string sets;
+    for (const char* sink : {"p1", "p2", "p3", "unrouted", "v6"}) sets += std::string(" --set ") + sink + ".file=" + tmp_path(sink);
+    ASSERT_EQ(tilepipe("run conf/router.yaml --quiet --json " + json + sets).status, 0);
+    const CommandResult edges = run_command("cd '" + source_root() + "/scripts' && python3 -c \"import json, plot; "
+                                            "print(len(plot.branch_edges(json.load(open('" + json + "')))))\"");
+    EXPECT_EQ(edges.out, "9\n") << edges.err;  // src -> parse -> l3, l3's 3 outputs, route's 4
+    expect_plot(json, 1400, 1000, "run");
+}
+
 TEST(Plot, DrawsARunReportAndItsIntervalStats) {
     const std::string json = tmp_path("run.json"), stats = tmp_path("stats.jsonl");
     const CommandResult r = tilepipe("run conf/farm.yaml --set synth.count=300k --quiet --json " + json +

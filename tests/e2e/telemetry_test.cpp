@@ -136,6 +136,13 @@ TEST(Telemetry, EndpointsAnswerWithTheRunsCountersWhileItLasts) {
         EXPECT_LE(channels["queued"][i].get<int>(), channels["capacity"][i].get<int>());
     }
 
+    // The app's edges as wired, each with what its sender handed it so far.
+    const nlohmann::json edges = client->query("/tilepipe/edges");
+    EXPECT_EQ(strings(edges["from"]), (std::vector<std::string>{"synth", "parse"}));
+    EXPECT_EQ(strings(edges["output"]), (std::vector<std::string>{"out", "out"}));
+    EXPECT_EQ(strings(edges["to"]), (std::vector<std::string>{"parse", "drop"}));
+    EXPECT_GT(edges["packets"][0].get<uint64_t>(), 0u);
+
     // End-to-end latency so far, sampled by default.
     const nlohmann::json latency = client->query("/tilepipe/latency");
     EXPECT_EQ(latency["mode"], "sample 64") << latency;

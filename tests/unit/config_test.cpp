@@ -8,18 +8,12 @@
 #include "framework/config/overrides.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
+#include "tests/support/config_error.hpp"
 
 namespace tp {
 namespace {
 
-std::string error_of(const std::string& yaml) {
-    try {
-        parse_app_config(yaml, "app.yaml");
-    } catch (const LocatedError& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 
 TEST(StageRegistry, AStageMayNotDeclareAParameterNamedAsAPipelineEntrysKey) {
     // `memory: local` on a node is its placement; a stage parameter of that name could never be
