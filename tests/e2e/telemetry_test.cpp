@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "framework/eal/eal_session.hpp"
+#include "tests/support/background_run.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/telemetry_client.hpp"
@@ -28,41 +29,6 @@ using clock = std::chrono::steady_clock;
 
 // Generous bound on waiting for a run to come up on a loaded machine (never a timing check).
 constexpr auto kPatience = std::chrono::seconds(120);
-
-// `tilepipe run ARGS` in the background, from the source root; stop() is Ctrl-C.
-class BackgroundRun {
-public:
-    explicit BackgroundRun(const std::string& args) {
-        pid_ = fork();
-        if (pid_ == 0) {
-            const std::string cmd = "cd '" + source_root() + "' && exec '" + tilepipe_bin() + "' run " + args +
-                                    " >" + out_ + " 2>" + err_;
-            execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-            _exit(127);
-        }
-    }
-    ~BackgroundRun() {
-        if (pid_ > 0 && status_ < 0) stop();
-        fs::remove(out_);
-        fs::remove(err_);
-    }
-    pid_t pid() const { return pid_; }
-    bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
-    // SIGINT, then the exit status (128 + signal when killed).
-    int stop() {
-        kill(pid_, SIGINT);
-        int st = 0;
-        waitpid(pid_, &st, 0);
-        status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        return status_;
-    }
-    std::string err() const { return read_file(err_); }
-
-private:
-    pid_t pid_ = -1;
-    int status_ = -1;
-    std::string out_ = tmp_path("bg.out"), err_ = tmp_path("bg.err");
-};
 
 // A file prefix of this test process's own, and the runtime directory EAL makes for it.
 struct Prefix {
