@@ -146,6 +146,20 @@ TEST(Metrics, AScrapeDuringTheRunSeesItsCountersAndTheTotalsAtTheEndAreTheReport
     EXPECT_GE(sample(running, "tilepipe_latency_seconds_bucket", {{"le", "+Inf"}}), 1);
     EXPECT_GE(sample(running, "tilepipe_latency_p99_seconds"), sample(running, "tilepipe_latency_p50_seconds"));
 
+    // The Grafana dashboard (examples/grafana) queries only families the server exposes (the
+    // edge family: reserved for apps that branch).
+    const std::string dashboard = read_file(source_root() + "/examples/grafana/tilepipe.json");
+    ASSERT_FALSE(dashboard.empty());
+    const std::regex family("tilepipe_[a-z0-9_]+");
+    int queried = 0;
+    for (std::sregex_iterator it(dashboard.begin(), dashboard.end(), family), e; it != e; ++it) {
+        const std::string name = it->str();
+        if (name == "tilepipe_edge_packets_total") continue;
+        ++queried;
+        EXPECT_NE(running.find("\n" + name), std::string::npos) << "the dashboard queries " << name;
+    }
+    EXPECT_GT(queried, 10);
+
     // OpenMetrics when the scraper asks for it, as Prometheus does.
     const HttpReply om = http_get(m.port, "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5");
     EXPECT_NE(om.header("Content-Type").find("application/openmetrics-text; version=1.0.0"), std::string::npos);
