@@ -45,6 +45,8 @@ struct HeldStdout {
     }
     // Once the run has its copy: the test's write end goes, so reading ends at the run's exit.
     void close_write() { close(fd[1]), fd[1] = -1; }
+    // The run's writes then fail (EPIPE): a run still held ends instead of waiting for ever.
+    void close_read() { close(fd[0]), fd[0] = -1; }
     std::string read_all() {
         std::string all;
         char buf[4096];
@@ -98,7 +100,10 @@ struct MetricsRun {
         held.close_write();
         port = served_port(run);
     }
-    ~MetricsRun() { fs::remove(json); }
+    ~MetricsRun() {
+        held.close_read();  // before `run` waits for the run's end (a test that failed early)
+        fs::remove(json);
+    }
     // A scrape once the counters moved: the run is running.
     std::string scrape_running() {
         const auto deadline = clock::now() + kPatience;
