@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "framework/metrics/metrics_server.hpp"
+#include "framework/metrics/prometheus_families.hpp"
 #include "tests/support/http_get.hpp"
 
 namespace tp {
@@ -48,6 +50,34 @@ LiveView view_of(uint64_t n, bool finished) {
     s.in = s.out = n;
     v.report.stages.push_back(s);
     return v;
+}
+
+TEST(PrometheusFamilies, AWorkersSeriesCarryItsIndexAndDropsWithoutADeclaredReasonAreOther) {
+    LiveView v = view_of(10, false);
+    v.report.tiles = {TileReport{}, TileReport{}};
+    v.report.tiles[1].worker = 2;
+    StageReport w = v.report.stages[0];
+    w.name = "fw.2/pass";
+    w.node = 1;
+    w.drops = 5;
+    w.drop_reasons = {{"malformed", 3}};
+    v.report.stages.push_back(w);
+    v.report.stages[0].node = 0;
+    std::map<std::string, std::map<std::string, double>> drops;  // node -> reason -> count
+    bool worker_labelled = false, others_unlabelled = true;
+    for (const prometheus::MetricFamily& f : prometheus_families(v, "0")) {
+        for (const prometheus::ClientMetric& m : f.metric) {
+            std::map<std::string, std::string> l;
+            for (const auto& x : m.label) l[x.name] = x.value;
+            if (f.name == "tilepipe_node_dropped_packets_total") drops[l["node"]][l["reason"]] = m.counter.value;
+            if (f.name == "tilepipe_node_packets_total" && l["node"] == "fw.2/pass") worker_labelled = l["worker"] == "2";
+            if (f.name == "tilepipe_node_packets_total" && l["node"] == "drop") others_unlabelled = l.count("worker") == 0;
+        }
+    }
+    EXPECT_TRUE(worker_labelled);
+    EXPECT_TRUE(others_unlabelled);
+    EXPECT_EQ(drops["fw.2/pass"], (std::map<std::string, double>{{"malformed", 3}, {"other", 2}}));
+    EXPECT_EQ(drops["drop"], (std::map<std::string, double>{{"other", 0}})) << "every node has a drops series";
 }
 
 TEST(MetricsServer, ScrapesFromSeveralThreadsAnswerWholeWhileThePublishedRunChanges) {
