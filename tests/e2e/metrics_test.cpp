@@ -1,7 +1,8 @@
 // `tilepipe run --metrics` as an operator uses it: Prometheus scrapes /metrics while the run
 // lasts (text format, or OpenMetrics when asked), its totals at the end are the report's; a
 // browser (Debian's chromium, headless) shows the live page with the figures /live.json gives;
-// the server answers until the report is printed and is gone after; an address it cannot or
+// (during the run, between two reads of it; at the end, equal); the server answers until the
+// report is printed and is gone after; an address it cannot or
 // should not have is a usage error before anything starts.
 //
 // To scrape a finished run before it exits, a test hands the run a stdout pipe it filled first:
@@ -232,15 +233,34 @@ TEST(LivePage, ChromiumShowsTheFiguresTheJsonEndpointGives) {
     MetricsRun m;
     ASSERT_GT(m.port, 0) << m.run.err();
     ASSERT_FALSE(m.scrape_running().empty()) << m.run.err();
-    ASSERT_FALSE(m.stop_and_scrape_final().empty()) << m.run.err();
+    const std::string profile = tmp_path("chromium");
+    // The page as rendered (--virtual-time-budget: its script and its first reads run before the
+    // DOM is dumped).
+    const auto render = [&] {
+        return run_command("'" + browser + "' --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                           profile + " --virtual-time-budget=3000 --dump-dom http://127.0.0.1:" + std::to_string(m.port) + "/");
+    };
+    const auto delivered = [&] {
+        return nlohmann::json::parse(http_get(m.port, "/live.json").body, nullptr, false).value("delivered", uint64_t(0));
+    };
+    // While the run lasts the figures move: what the page shows lies between two reads of the
+    // endpoint taken around it.
+    const uint64_t before = delivered();
+    const CommandResult running = render();
+    const uint64_t after = delivered();
+    ASSERT_EQ(running.status, 0) << running.err;
+    EXPECT_EQ(text_of_id(running.out, "state"), "running") << running.out;
+    const std::string shown_then = text_of_id(running.out, "delivered");
+    ASSERT_FALSE(shown_then.empty()) << running.out;
+    EXPECT_GE(std::stoull(shown_then), before);
+    EXPECT_LE(std::stoull(shown_then), after);
+    EXPECT_NE(running.out.find("<tr data-node=\"parse\">"), std::string::npos) << running.out;
+
     // The finished run's figures stay put: the page and the endpoint must show the same.
+    ASSERT_FALSE(m.stop_and_scrape_final().empty()) << m.run.err();
     const nlohmann::json live = nlohmann::json::parse(http_get(m.port, "/live.json").body, nullptr, false);
     ASSERT_FALSE(live.is_discarded());
-    const std::string profile = tmp_path("chromium");
-    // --virtual-time-budget: the page's script and its first reads run before the DOM is dumped.
-    const CommandResult page = run_command("'" + browser + "' --headless --no-sandbox --disable-gpu --no-first-run " +
-                                           "--user-data-dir=" + profile + " --virtual-time-budget=3000 --dump-dom " +
-                                           "http://127.0.0.1:" + std::to_string(m.port) + "/");
+    const CommandResult page = render();
     fs::remove_all(profile);
     EXPECT_EQ(m.release(), 130) << m.run.err();
     ASSERT_EQ(page.status, 0) << page.err;
