@@ -1,9 +1,9 @@
 // `tilepipe run --metrics` as an operator uses it: Prometheus scrapes /metrics while the run
 // lasts (text format, or OpenMetrics when asked), its totals at the end are the report's; a
-// browser (Debian's chromium, headless) shows the live page with the figures /live.json gives;
+// browser (Debian's chromium, headless) shows the live page with the figures /live.json gives
 // (during the run, between two reads of it; at the end, equal); the server answers until the
-// report is printed and is gone after; an address it cannot or
-// should not have is a usage error before anything starts.
+// report is printed and is gone after; an address it cannot or should not have is a usage
+// error before anything starts.
 //
 // To scrape a finished run before it exits, a test hands the run a stdout pipe it filled first:
 // the run holds at printing its report (the server still answering) until the test reads it.
