@@ -13,6 +13,8 @@ packages=(
   dpdk-dev            # dpdk-telemetry.py, the stock client the telemetry tests drive
   python3-matplotlib  # `tilepipe plot`
   libopenmpi-dev openmpi-bin  # the message-passing API's mpi backend, mpirun for its tests
+  prometheus-cpp-dev libcivetweb-dev  # `run --metrics`: prometheus-cpp's Exposer on civetweb
+  chromium            # the live page's test loads it in a real browser (headless)
 )
 # Extra packages a caller needs (e.g. `dpdk-dev` for dpdk-testpmd in the benchmarks).
 packages+=("$@")

@@ -108,6 +108,14 @@ int run(const RunArgs& args) {
         std::fprintf(stderr, "tilepipe: %s\n", stats_error.c_str());
         return kExitUsage;
     }
+    // Before EAL starts: an address in use or refused is a usage error, not a failed run. It
+    // answers until the report is printed (the end of this function).
+    std::string metrics_error;
+    const std::unique_ptr<MetricsServer> metrics = start_metrics(args.live, app.name, metrics_error);
+    if (!metrics_error.empty()) {
+        std::fprintf(stderr, "tilepipe: %s\n", metrics_error.c_str());
+        return kExitUsage;
+    }
     RunReport report;
     auto progress = std::make_shared<ProgressPrinter>();
     try {
@@ -131,9 +139,9 @@ int run(const RunArgs& args) {
             progress->end();
             std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
         };
-        LiveRun live(runner, args.live, stats_file.get());
+        LiveRun live(runner, args.live, stats_file.get(), metrics.get());
         report = runner.run(opts);
-        live.finish();
+        live.finish(report);
         progress->end();
         // The runner (and its stages, channels and pools) is gone before the report prints.
     } catch (const LocatedError& e) {
@@ -147,6 +155,8 @@ int run(const RunArgs& args) {
     }
     finish_report(report, app, args.app.conf, overrides_of(args.app));
     std::fputs((format_table(report) + format_trace(report.trace)).c_str(), json_to_stdout ? stderr : stdout);
+    // Out now, not at exit: the metrics server answers until the report is printed.
+    std::fflush(stdout);
     bool json_written = true;
     if (json_to_stdout) {
         std::fflush(stderr);

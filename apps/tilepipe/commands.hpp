@@ -25,5 +25,6 @@ void add_validate(CLI::App& app, Action& action);
 void add_stages(CLI::App& app, Action& action);
 void add_topo(CLI::App& app, Action& action);
 void add_plot(CLI::App& app, Action& action);
+void add_watch(CLI::App& app, Action& action);
 
 }  // namespace tp::cli

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "tilepipe_version.h"
+
 namespace tp::cli {
 
 void add_live_options(CLI::App* cmd, LiveRunArgs& args) {
@@ -24,6 +26,30 @@ void add_live_options(CLI::App* cmd, LiveRunArgs& args) {
     cmd->add_option("--stats-out", args.stats_out, "write the --stats-interval lines to FILE instead of stderr")
         ->type_name("FILE")
         ->needs(interval);
+    CLI::Option* metrics =
+        cmd->add_option("--metrics", args.metrics,
+                        "while the run lasts, serve Prometheus metrics at http://ADDR:PORT/metrics and a live page "
+                        "at http://ADDR:PORT/ (ADDR: 127.0.0.1 unless given; PORT 0: any free one)")
+            ->type_name("[ADDR:]PORT");
+    cmd->add_flag("--metrics-public", args.metrics_public,
+                  "let --metrics listen on an address that is not a loopback one (open to the network)")
+        ->needs(metrics);
+}
+
+std::unique_ptr<MetricsServer> start_metrics(const LiveRunArgs& args, const std::string& app, std::string& error) {
+    if (args.metrics.empty()) return nullptr;
+    MetricsAddress at;
+    error = parse_metrics_address(args.metrics, args.metrics_public, at);
+    if (!error.empty()) return nullptr;
+    try {
+        auto server = std::make_unique<MetricsServer>(at, app, TILEPIPE_VERSION);
+        const std::string base = "http://" + server->host() + ":" + std::to_string(server->port());
+        std::fprintf(stderr, "tilepipe: metrics at %s/metrics, live page at %s/\n", base.c_str(), base.c_str());
+        return server;
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
 }
 
 StatsFile open_stats_out(const LiveRunArgs& args, std::string& error) {
@@ -33,15 +59,22 @@ StatsFile open_stats_out(const LiveRunArgs& args, std::string& error) {
     return f;
 }
 
-LiveRun::LiveRun(const AppRunner& runner, const LiveRunArgs& args, std::FILE* stats_out)
-    : telemetry_([&runner] { return runner.live_view(); }) {
+LiveRun::LiveRun(const AppRunner& runner, const LiveRunArgs& args, std::FILE* stats_out, MetricsServer* metrics)
+    : telemetry_([&runner] { return runner.live_view(); }), metrics_(metrics) {
     if (args.stats_interval > 0)
         stats_.emplace([&runner] { return runner.live_view(); }, args.stats_interval,
                        stats_out != nullptr ? stats_out : stderr);
+    if (metrics_ != nullptr) metrics_->publish([&runner] { return runner.live_view(); });
 }
 
-void LiveRun::finish() {
+LiveRun::~LiveRun() {
+    if (metrics_ != nullptr && !finished_) metrics_->publish(nullptr);  // the runner goes
+}
+
+void LiveRun::finish(const RunReport& report) {
     if (stats_) stats_->finish();
+    if (metrics_ != nullptr) metrics_->publish_final(report);
+    finished_ = true;
 }
 
 }  // namespace tp::cli

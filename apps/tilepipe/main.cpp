@@ -16,7 +16,7 @@
 #endif
 
 namespace {
-constexpr const char* kCommands = "run, validate, topo, stages, plot"
+constexpr const char* kCommands = "run, validate, topo, stages, plot, watch"
 #ifdef TILEPIPE_HAVE_BENCH
                                   ", bench"
 #endif
@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
     app.add_subcommand("bench", "channel, network and map benchmarks (tilepipe bench --help)");
 #endif
     tp::cli::add_plot(app, action);
+    tp::cli::add_watch(app, action);
 
     try {
         app.parse(argc, argv);

@@ -522,6 +522,8 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         t.tile_x = xy.x;
         t.tile_y = xy.y;
         t.cpu = scheduler_->cpu(plan_.threads.thread_of_node[n]);
+        if (node.role == NodeRole::MapWorker || (!node.stages.empty() && app_.pipeline[node.stages.front()].pattern >= 0))
+            t.worker = static_cast<int>(node.worker);
         t.busy_fraction = busy[n];
         if (const auto* node = dynamic_cast<const NodeTask*>(tasks_[n].get()); node && !live)
             t.stalled_ms = double(node->stalled_cycles()) * 1e3 / hz;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "framework/metrics/live_json.hpp"
+
 namespace tp {
 
 nlohmann::json interval_json(const RunReport& delta, int interval, double t, const std::vector<int64_t>& queued) {
@@ -12,9 +14,7 @@ nlohmann::json interval_json(const RunReport& delta, int interval, double t, con
     for (const char* end_only : {"unaccounted", "pools", "pools_full", "failures", "header", "setup_s"}) j.erase(end_only);
     j["interval"] = interval;
     j["t"] = t;
-    if (j.contains("channels") && j["channels"].is_array())
-        for (size_t i = 0; i < j["channels"].size(); ++i)
-            j["channels"][i]["queued"] = i < queued.size() ? queued[i] : -1;
+    add_queued(j, queued);
     return j;
 }
 

@@ -56,6 +56,7 @@ struct TileReport {
     std::string role;  // "" for a node running stages; "emitter", "collector" or "collector+emitter"
     int tile_x = 0, tile_y = 0;
     int cpu = -1;
+    int worker = -1;  // a farm's or map's worker: its index (not in JSON)
     // The share of the timed window its thread spent in polls of this node that moved work
     // (the rest is polling empty inputs, waiting for room, or other tiles' turns).
     double busy_fraction = 0;

@@ -122,10 +122,10 @@ TEST(CliOverrides, ASettingIsGivenOnceAndLoopIsACount) {
 TEST(CliUsage, UnknownCommandsListTheCommandsBenchIncluded) {
     CommandResult r = tilepipe("bogus");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "tilepipe: unknown command 'bogus' (commands: run, validate, topo, stages, plot, bench; tilepipe --help for usage)\n");
+    EXPECT_EQ(r.err, "tilepipe: unknown command 'bogus' (commands: run, validate, topo, stages, plot, watch, bench; tilepipe --help for usage)\n");
     r = tilepipe("");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("a command is required (commands: run, validate, topo, stages, plot, bench)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a command is required (commands: run, validate, topo, stages, plot, watch, bench)"), std::string::npos) << r.err;
     r = tilepipe("--help");
     EXPECT_EQ(r.status, 0);
     EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  bench +channel, network and map benchmarks"))) << r.out;
@@ -182,7 +182,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
     int commands = 0;
     for (std::string line; std::getline(usage, line);) {
         std::smatch m;
-        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|plot|bench pingpong|bench stream|bench asym|bench latency|bench mapvec|"
+        if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|plot|watch|bench pingpong|bench stream|bench asym|bench latency|bench mapvec|"
                                                    "bench accel|bench mp-sgemm|bench mp-pingpong)\\b")))
             continue;
         ++commands;
@@ -194,7 +194,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
             EXPECT_NE(text.find(it->str()), std::string::npos) << "README: `" << line << "` names " << it->str()
                                                              << ", which `" << m[1] << " --help` does not list";
     }
-    EXPECT_EQ(commands, 13) << "run, validate, topo, stages, plot and the eight benches each have a usage line";
+    EXPECT_EQ(commands, 14) << "run, validate, topo, stages, plot, watch and the eight benches each have a usage line";
     EXPECT_NE(readme.find("\ntilepipe --version\n"), std::string::npos);
     EXPECT_NE(tilepipe("--help").out.find("--version"), std::string::npos);
 }

@@ -14,11 +14,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <algorithm>
 
 #include "framework/eal/eal_session.hpp"
+#include "tests/support/background_run.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/telemetry_client.hpp"
+#include "framework/metrics/telemetry_client.hpp"
 
 namespace tp::test {
 namespace {
@@ -28,41 +30,6 @@ using clock = std::chrono::steady_clock;
 
 // Generous bound on waiting for a run to come up on a loaded machine (never a timing check).
 constexpr auto kPatience = std::chrono::seconds(120);
-
-// `tilepipe run ARGS` in the background, from the source root; stop() is Ctrl-C.
-class BackgroundRun {
-public:
-    explicit BackgroundRun(const std::string& args) {
-        pid_ = fork();
-        if (pid_ == 0) {
-            const std::string cmd = "cd '" + source_root() + "' && exec '" + tilepipe_bin() + "' run " + args +
-                                    " >" + out_ + " 2>" + err_;
-            execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-            _exit(127);
-        }
-    }
-    ~BackgroundRun() {
-        if (pid_ > 0 && status_ < 0) stop();
-        fs::remove(out_);
-        fs::remove(err_);
-    }
-    pid_t pid() const { return pid_; }
-    bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
-    // SIGINT, then the exit status (128 + signal when killed).
-    int stop() {
-        kill(pid_, SIGINT);
-        int st = 0;
-        waitpid(pid_, &st, 0);
-        status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        return status_;
-    }
-    std::string err() const { return read_file(err_); }
-
-private:
-    pid_t pid_ = -1;
-    int status_ = -1;
-    std::string out_ = tmp_path("bg.out"), err_ = tmp_path("bg.err");
-};
 
 // A file prefix of this test process's own, and the runtime directory EAL makes for it.
 struct Prefix {
@@ -200,6 +167,48 @@ TEST(Telemetry, ASocketThatCannotBeMadeLeavesTheRunGoingAndSaysSoOnce) {
     const size_t at = r.err.find(warning);
     EXPECT_NE(at, std::string::npos) << r.err;
     EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << "said once: " << r.err;
+}
+
+// The busy shares (the column after node and stage) of each row of the frames in `text`.
+std::vector<std::vector<int>> busy_columns(const std::string& text) {
+    std::vector<std::vector<int>> frames;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("node ", 0) == 0) frames.emplace_back();
+        std::istringstream words(line);
+        std::string node, stage, busy;
+        if (!frames.empty() && words >> node >> stage >> busy && busy.back() == '%') frames.back().push_back(std::stoi(busy));
+    }
+    return frames;
+}
+
+TEST(Watch, NotOnATerminalItPrintsPlainFramesOfTheRunsNodesSortedByBusyShare) {
+    const Prefix p;
+    BackgroundRun run("conf/default.yaml --set synth.count=0 --quiet --eal '--file-prefix " + p.name + "'");
+    ASSERT_NE(connect_when_running(run, p), nullptr) << run.err();
+    const CommandResult r = tilepipe("watch " + p.name + " --interval 0.2 --frames 2");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no terminal codes in a pipe";
+    EXPECT_NE(r.out.find("app default  running"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" Mpps now "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("latency us  p50 "), std::string::npos) << r.out;
+    const auto frames = busy_columns(r.out);
+    ASSERT_EQ(frames.size(), 2u) << r.out;
+    for (const auto& f : frames) {
+        EXPECT_EQ(f.size(), 3u) << "synth, parse, drop: " << r.out;
+        EXPECT_TRUE(std::is_sorted(f.rbegin(), f.rend())) << "busiest first: " << r.out;
+    }
+    for (const char* node : {"\nsynth ", "\nparse ", "\ndrop "}) EXPECT_NE(r.out.find(node), std::string::npos) << r.out;
+    // By the socket's path too; on a terminal it draws in place and q quits (script(1): a pty).
+    EXPECT_EQ(tilepipe("watch " + p.socket + " --frames 1").status, 0);
+    const CommandResult tty = run_command("(sleep 1; printf q) | script -qec \"'" + tilepipe_bin() + "' watch " + p.name +
+                                          " --interval 0.2\" /dev/null");
+    EXPECT_EQ(tty.status, 0) << tty.err;
+    EXPECT_NE(tty.out.find("\033[H\033[2J"), std::string::npos) << "redrawn in place";
+    EXPECT_EQ(run.stop(), 130) << run.err();
+    const CommandResult none = tilepipe("watch " + p.name);
+    EXPECT_EQ(none.status, 1);
+    EXPECT_NE(none.err.find("tilepipe: watch: no running tilepipe answers on " + p.socket), std::string::npos) << none.err;
 }
 
 std::vector<nlohmann::json> json_lines(const std::string& text) {

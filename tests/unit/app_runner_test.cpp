@@ -440,6 +440,9 @@ TEST(AppRunner, FarmAndMapEmittersAndCollectorsAppearInTheReportWithThePacketsTh
         const RunReport r = run_yaml(std::string("runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 20000 }\n  - ") +
                                      pattern + ":\n      workers: 2\n      worker: [pass]\n  - drop\n");
         int emitters = 0, collectors = 0;
+        std::vector<int> workers;  // each tile's worker index (-1: not a worker), for --metrics' label
+        for (const TileReport& t : r.tiles) workers.push_back(t.worker);
+        EXPECT_EQ(workers, (std::vector<int>{-1, -1, 0, 1, -1, -1})) << "synth, emitter, 2 workers, collector, drop";
         for (const TileReport& t : r.tiles) {
             if (t.role.empty()) continue;
             (t.role == "emitter" ? emitters : collectors) += 1;

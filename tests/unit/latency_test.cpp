@@ -17,6 +17,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/metrics/latency_histogram.hpp"
+#include "framework/metrics/prometheus_families.hpp"
 #include "framework/runtime/idle_mode.hpp"
 
 namespace tp {
@@ -91,6 +92,25 @@ RunReport run_yaml(const std::string& yaml) {
     AppConfig app = parse_app_config(yaml, "test.yaml");
     AppRunner runner(app);
     return runner.run();
+}
+
+// Prometheus' `le` is "at most": a sample is never counted below its value, and a bucket ending
+// exactly on a bound counts under it.
+TEST(LatencyHistogram, PrometheusBucketsFoldEachLogLinearBucketUnderTheFirstBoundAtOrAboveItsEnd) {
+    const std::vector<LatencyBucket> buckets = {{0.3, 1}, {0.7, 2}, {1.0, 3}, {1.0078125, 4}, {150e3, 5}};
+    const auto folded = fold_latency(buckets);
+    ASSERT_EQ(folded.size(), kLatencyBounds.size() + 1);
+    const auto at = [&](double le) {
+        for (const auto& b : folded)
+            if (b.upper_bound == le) return b.cumulative_count;
+        return uint64_t(~0ull);
+    };
+    EXPECT_EQ(at(0.5e-6), 1u);
+    EXPECT_EQ(at(1e-6), 6u) << "0.7 us and 1 us: le 1 us";
+    EXPECT_EQ(at(2e-6), 10u) << "just above 1 us: le 2 us";
+    EXPECT_EQ(at(100e-3), 10u);
+    EXPECT_EQ(folded.back().cumulative_count, 15u) << "150 ms: only +Inf";
+    EXPECT_TRUE(std::isinf(folded.back().upper_bound));
 }
 
 TEST(Latency, AllRecordsEveryDeliveredPacketAndEveryNodesQueueWait) {

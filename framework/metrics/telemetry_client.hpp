@@ -1,10 +1,12 @@
-// Test support: a client of DPDK's telemetry socket, speaking its protocol as dpdk-telemetry.py
+// TelemetryClient: a client of DPDK's telemetry socket, speaking its protocol as dpdk-telemetry.py
 // does: a SOCK_SEQPACKET unix socket; on connect the server sends one JSON greeting
 // {"version", "pid", "max_output_len"}; each command sent ("/path" or "/path,params") gets
-// one JSON reply {"/path": value}.
+// one JSON reply {"/path": value}. `tilepipe watch` reads a run through it, and so do the tests.
+// A reply that takes over 5 s counts as a failed exchange: a reader never hangs on a stuck peer.
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,13 +15,15 @@
 #include <string>
 #include <vector>
 
-namespace tp::test {
+namespace tp {
 
 class TelemetryClient {
 public:
     // Connects to `path`; connected() says whether it worked.
     explicit TelemetryClient(const std::string& path) {
         fd_ = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        const timeval patience{5, 0};
+        if (fd_ >= 0) setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
         std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
@@ -61,4 +65,4 @@ private:
     nlohmann::json greeting_;
 };
 
-}  // namespace tp::test
+}  // namespace tp

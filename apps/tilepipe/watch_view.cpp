@@ -1,0 +1,96 @@
+#include "apps/tilepipe/watch_view.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "framework/metrics/text_table.hpp"
+
+namespace tp::cli {
+
+namespace {
+
+// The endpoints send fractional values as decimal strings (DPDK telemetry has no floats).
+double number(const nlohmann::json& v) {
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) return std::strtod(v.get<std::string>().c_str(), nullptr);
+    return 0;
+}
+
+uint64_t count(const nlohmann::json& v) { return v.is_number_unsigned() || v.is_number_integer() ? v.get<uint64_t>() : 0; }
+
+std::string fixed(double v, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+struct Row {
+    std::string name, stage;
+    uint64_t in = 0, out = 0, drops = 0;
+    double busy = 0, in_pps = 0, out_pps = 0;
+};
+
+}  // namespace
+
+std::string watch_frame(const WatchSample& now, WatchMemory& memory) {
+    const nlohmann::json& s = now.stats;
+    const std::string state = s.value("state", "idle");
+    std::string text = "app " + s.value("app", std::string("-")) + "  " + state;
+    if (state == "idle") return text + ": no run published yet\n";
+    const double seconds = number(s.value("seconds", nlohmann::json("0")));
+    const double dt = memory.seconds >= 0 ? seconds - memory.seconds : 0;
+    // Differences over the interval, or the run's averages when there is none to take.
+    const auto per_s = [&](uint64_t now_v, uint64_t before) {
+        if (dt > 0) return now_v >= before ? double(now_v - before) / dt : 0.0;
+        return seconds > 0 ? double(now_v) / seconds : 0.0;
+    };
+    const uint64_t delivered = count(s.value("delivered", nlohmann::json(0)));
+    text += "  " + fixed(seconds, 1) + " s\n";
+    text += "delivered " + std::to_string(delivered) + "  " + fixed(per_s(delivered, memory.delivered) / 1e6, 3) +
+            " Mpps now  " + fixed(number(s.value("mpps", nlohmann::json("0"))), 3) + " Mpps avg  offered " +
+            std::to_string(count(s.value("packets", nlohmann::json(0)))) + "  drops " +
+            std::to_string(count(s.value("drops", nlohmann::json(0)))) + "\n";
+    const nlohmann::json& l = now.latency;
+    if (l.is_object() && l.value("mode", "off") != "off") {
+        text += "latency us ";
+        for (const char* k : {"p50", "p90", "p99", "p999", "max"})
+            text += std::string(" ") + k + " " + fixed(number(l.value(std::string(k) + "_us", nlohmann::json("0"))), 2);
+        text += "  (" + std::to_string(count(l.value("samples", nlohmann::json(0)))) + " samples)\n";
+    }
+    std::vector<Row> rows;
+    const nlohmann::json& n = now.nodes;
+    WatchMemory next;
+    next.seconds = seconds;
+    next.delivered = delivered;
+    if (n.is_object() && n.contains("name"))
+        for (size_t i = 0; i < n["name"].size(); ++i) {
+            Row r;
+            r.name = n["name"][i].get<std::string>();
+            r.stage = n["stage"][i].get<std::string>();
+            r.in = count(n["in"][i]);
+            r.out = count(n["out"][i]);
+            r.drops = count(n["drops"][i]);
+            const double busy_s = number(n["busy_fraction"][i]) * seconds;
+            r.busy = dt > 0 ? std::max(0.0, (busy_s - memory.busy_s[r.name]) / dt) : number(n["busy_fraction"][i]);
+            r.in_pps = per_s(r.in, memory.in[r.name]);
+            r.out_pps = per_s(r.out, memory.out[r.name]);
+            next.in[r.name] = r.in;
+            next.out[r.name] = r.out;
+            next.busy_s[r.name] = busy_s;
+            rows.push_back(std::move(r));
+        }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.busy > b.busy; });
+    TextTable t;
+    using A = TextTable::Align;
+    for (const auto& [h, a] : {std::pair{"node", A::Left}, {"stage", A::Left}, {"busy", A::Right}, {"in Mpps", A::Right},
+                               {"out Mpps", A::Right}, {"in", A::Right}, {"out", A::Right}, {"drops", A::Right}})
+        t.add_column(h, a);
+    for (const Row& r : rows)
+        t.add_row({r.name, r.stage, fixed(r.busy * 100, 0) + "%", fixed(r.in_pps / 1e6, 3), fixed(r.out_pps / 1e6, 3),
+                   std::to_string(r.in), std::to_string(r.out), std::to_string(r.drops)});
+    memory = std::move(next);
+    return text + t.str();
+}
+
+}  // namespace tp::cli
