@@ -139,6 +139,14 @@ void add_links(Families& f, const LiveView& v) {
             f.gauge("tilepipe_link_queued_items", "Items queued in a link now", labels(v.report.channels[i]), double(v.queued[i]));
 }
 
+void add_edges(Families& f, const RunReport& r) {
+    const auto labels = [](const EdgeReport& e) { return Labels{{"from", e.from}, {"output", e.output}, {"to", e.to}}; };
+    for (const EdgeReport& e : r.edges)
+        f.counter("tilepipe_edge_packets_total", "Packets a node sent on an edge of the app's graph", labels(e), double(e.packets));
+    for (const EdgeReport& e : r.edges)
+        f.counter("tilepipe_edge_bytes_total", "Frame bytes a node sent on an edge of the app's graph", labels(e), double(e.bytes));
+}
+
 void add_latency(Families& f, const LatencyReport& l) {
     if (l.mode == "off") return;
     ClientMetric& h = f.histogram("tilepipe_latency_seconds",
@@ -173,6 +181,7 @@ std::vector<MetricFamily> prometheus_families(const LiveView& v, const std::stri
     add_nodes(f, r);
     add_tiles(f, r);
     add_links(f, v);
+    add_edges(f, r);
     add_latency(f, r.latency);
     for (const PoolReport& p : r.pools)
         f.gauge("tilepipe_pool_mbufs", "Mbufs a packet pool holds", {{"pool", p.name}}, double(p.capacity));

@@ -18,7 +18,8 @@
 //          tilepipe_tile_busy_seconds_total
 //   per link {from,to,transport}: tilepipe_link_capacity_items, tilepipe_link_queued_items
 //          (left out where the transport cannot tell)
-//   per edge {from,to}: tilepipe_edge_packets_total, reserved for apps that branch (none yet)
+//   per edge of the app's graph {from,output,to} (`l3.ipv4 -> route`; not a farm's or map's
+//          inner links): tilepipe_edge_packets_total, tilepipe_edge_bytes_total
 //   latency (not with `latency: off`): tilepipe_latency_seconds (histogram, kLatencyBounds),
 //          tilepipe_latency_p50_seconds, _p90_, _p99_, _p999_, tilepipe_latency_max_seconds
 //   pools {pool}: tilepipe_pool_mbufs, tilepipe_pool_available_mbufs

@@ -192,6 +192,11 @@ TEST(Metrics, AScrapeDuringTheRunSeesItsCountersAndTheTotalsAtTheEndAreTheReport
         EXPECT_EQ(sample(final, "tilepipe_node_packets_total", {{"node", node}, {"direction", "out"}}), s["out"].get<double>());
         EXPECT_EQ(sample(final, "tilepipe_node_bytes_total", {{"node", node}}), s["bytes"].get<double>());
     }
+    ASSERT_FALSE(report["edges"].empty());
+    for (const auto& e : report["edges"])
+        EXPECT_EQ(sample(final, "tilepipe_edge_packets_total",
+                         {{"from", e["from"].get<std::string>()}, {"output", e["output"].get<std::string>()}, {"to", e["to"].get<std::string>()}}),
+                  e["packets"].get<double>());
     EXPECT_EQ(sample(final, "tilepipe_latency_seconds_count"), report["latency_us"]["samples"].get<double>());
     EXPECT_EQ(sample(final, "tilepipe_latency_seconds_bucket", {{"le", "+Inf"}}), report["latency_us"]["samples"].get<double>());
 }
