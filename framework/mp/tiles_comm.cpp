@@ -47,7 +47,14 @@ TilesComm::TilesComm(TilesShared& shared, int rank)
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
       eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)),
       credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0),
-      handoffs_(shared.handoffs[rank]) {}
+      handoffs_(shared.handoffs[rank]) {
+    auto world = std::make_unique<Group>();
+    world->rank = rank;
+    for (int r = 0; r < size(); ++r) world->world.push_back(r);
+    world->local = world->world;
+    groups_.push_back(std::move(world));
+    cur_ = groups_[0].get();
+}
 
 size_t TilesComm::live_requests() const {
     size_t n = 0;
@@ -135,7 +142,7 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
 
 RawStatus TilesComm::finish_recv(int slot) {
     RecvOp& r = recvs_[slot];
-    RawStatus st{r.msrc, static_cast<int>(r.mtag), r.total};
+    RawStatus st{group_of(r.ctx).local[r.msrc], static_cast<int>(r.mtag), r.total};
     r.live = false;
     active_.erase(std::remove(active_.begin(), active_.end(), slot), active_.end());
     free_recvs_.push_back(slot);
@@ -198,7 +205,7 @@ void TilesComm::handle(const noc::MessageHeader& h) {
 
 void TilesComm::on_envelope(int src, const uint64_t* w) {
     const uint32_t tag = static_cast<uint32_t>(w[0]);
-    const int ctx = static_cast<int>((w[0] >> 32) & 0xff);
+    const int ctx = ctx_of(w[0]);
     const bool rts = ((w[0] >> 40) & 1) != 0;
     const size_t total = static_cast<uint32_t>(w[1]);
     const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
@@ -261,12 +268,14 @@ void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, u
     r.msgid = msgid;
     r.rts = rts;
     if (total > r.cap) {
-        if (r.ctx != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
+        if ((r.ctx & 1) != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
             r.done = true;
             return;
         }
-        fail(r.call, "message truncated: " + who(src) + " sent " + std::to_string(total) + " bytes (tag " +
-                         std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
+        // Named in the receive's communicator (this may run during a call on another).
+        throw Error(group_of(r.ctx).rank, r.call,
+                    "message truncated: " + who(r.ctx, src) + " sent " + std::to_string(total) + " bytes (tag " +
+                        std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
     }
     if (!rts) {
         deliver(r, 0, eager, avail);  // a streamed message's rest follows (on_more)
@@ -442,7 +451,7 @@ bool TilesComm::push_sends() {
                 ++i;
                 continue;
             }
-            w[0] = uint64_t{s.tag} | (uint64_t(s.ctx) << 32) | (uint64_t{s.rts} << 40) | (uint64_t{s.direct} << 41);
+            w[0] = envelope_w0(s.tag, s.ctx, s.rts, s.direct);
             w[1] = uint64_t(s.bytes) | (uint64_t(slot) << 32);
             uint32_t n = 2;
             if (s.direct) {
@@ -545,18 +554,18 @@ void TilesComm::check_peers(const char* call) {
         if (!r.live || r.done) continue;
         // (A sendrecv_replace's receive may have every byte and wait only for its own send.)
         if (r.matched && r.received < r.total && gone(r.msrc))
-            fail(call, who(r.msrc) + " finished before sending all of its message");
+            fail(call, who(r.ctx, r.msrc) + " finished before sending all of its message");
         if (!r.matched && r.source != any_source && gone(r.source))
-            fail(call, "waiting for a message from " + who(r.source) + ", which has finished without sending it");
+            fail(call, "waiting for a message from " + who(r.ctx, r.source) + ", which has finished without sending it");
         if (!r.matched && r.source == any_source) {
-            bool all_gone = true;
-            for (int p = 0; p < size(); ++p) all_gone &= p == rank_ || finished(p);
+            bool all_gone = true;  // of the receive's communicator
+            for (int p : group_of(r.ctx).world) all_gone &= p == rank_ || finished(p);
             if (all_gone) fail(call, "waiting for a message from any rank, and every other rank has finished");
         }
     }
     for (const SendOp& s : sends_)
         if (s.live && !s.done && gone(s.dest))
-            fail(call, "sending to " + who(s.dest) + ", which has finished without receiving the message");
+            fail(call, "sending to " + who(s.ctx, s.dest) + ", which has finished without receiving the message");
 }
 
 }  // namespace tp::mp::detail

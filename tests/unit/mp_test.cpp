@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tilepipe/mp.hpp"
+#include "tests/support/mp_run.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
@@ -23,25 +24,10 @@
 #include "framework/topology/topology.hpp"
 
 using namespace tp::mp;
+using tp::mp::test::error_of;
+using tp::mp::test::ranks;
 
 namespace {
-
-TilesOptions ranks(int n) {
-    TilesOptions o;
-    o.ranks = n;
-    o.pin = false;
-    return o;
-}
-
-// The message of the error run_tiles throws (empty if none).
-std::string error_of(const TilesOptions& o, const std::function<void(Comm&)>& fn) {
-    try {
-        run_tiles(o, fn);
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::vector<int> pattern(int n, int seed) {
     std::vector<int> v(n);
