@@ -45,7 +45,9 @@ TilesShared::TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t,
 TilesComm::TilesComm(TilesShared& shared, int rank)
     : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
-      eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)),
+      eager_bytes_(eager_bytes_for(shared.options.replace_buffer)),
+      seg_bytes_(segment_bytes_for(shared.options.replace_buffer)),
+      eager_max_(std::min(eager_bytes_ + kStreamSegments * seg_bytes_, shared.options.replace_buffer)),
       credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0),
       handoffs_(shared.handoffs[rank]) {
     auto world = std::make_unique<Group>();
@@ -84,9 +86,9 @@ int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint3
     s.tag = tag;
     s.buf = static_cast<const std::byte*>(buf);
     s.bytes = bytes;
-    s.direct = direct && bytes > kDirectBytes;
-    s.rts = s.direct || bytes > std::max(kEagerBytes, eager_max_);
-    s.streamed = !s.rts && bytes > kEagerBytes;
+    s.direct = direct && bytes > eager_bytes_;
+    s.rts = s.direct || bytes > std::max(eager_bytes_, eager_max_);
+    s.streamed = !s.rts && bytes > eager_bytes_;
     if (s.direct) {
         s.gen = ++next_gen_;
         // relaxed: the envelope's push (a release) publishes it with the buffer's contents.
@@ -210,7 +212,7 @@ void TilesComm::on_envelope(int src, const uint64_t* w) {
     const size_t total = static_cast<uint32_t>(w[1]);
     const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
     const auto* eager = reinterpret_cast<const std::byte*>(w + 2);
-    const size_t avail = rts ? 0 : std::min(total, kEagerBytes);
+    const size_t avail = rts ? 0 : std::min(total, eager_bytes_);
     Offer offer;
     if (((w[0] >> 41) & 1) != 0)
         offer = Offer{reinterpret_cast<std::atomic<uint64_t>*>(w[2]), reinterpret_cast<const std::byte*>(w[3]), w[4]};
@@ -367,7 +369,7 @@ void TilesComm::regrant(RecvOp& r) {
     if (!r.rts) return;  // eager: nothing to grant
     size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
     if (want < r.total) want &= ~(kWord - 1);  // whole words: only a last segment ends mid-word
-    if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
+    if (want > r.granted && (want - r.granted >= seg_bytes_ || want == r.total)) {
         r.granted = want;
         r.grant_due = true;
     }
@@ -461,7 +463,7 @@ bool TilesComm::push_sends() {
                 n = 5;
             }
             if (!s.rts) {
-                const size_t first = std::min(s.bytes, kEagerBytes);
+                const size_t first = std::min(s.bytes, eager_bytes_);
                 if (first != 0) std::memcpy(w + 2, s.buf, first);
                 n += words_for(first);
             }
@@ -474,7 +476,7 @@ bool TilesComm::push_sends() {
             s.envelope_out = true;
             any = true;
             if (!s.rts) {
-                s.pushed = std::min(s.bytes, kEagerBytes);
+                s.pushed = std::min(s.bytes, eager_bytes_);
                 s.granted = s.bytes;  // a streamed message's rest goes unasked
             }
         }
@@ -485,7 +487,7 @@ bool TilesComm::push_sends() {
             any = true;
         }
         while ((s.rts || s.streamed) && s.pushed < s.granted && credits_[s.dest] != 0) {
-            const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
+            const size_t k = std::min({seg_bytes_, s.bytes - s.pushed, s.granted - s.pushed});
             w[0] = uint64_t{s.rts ? s.recv_id : static_cast<uint32_t>(slot)} | (uint64_t(s.pushed) << 32);
             std::memcpy(w + 1, s.buf + s.pushed, k);
             if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k), s.pushed + k == s.bytes)) break;

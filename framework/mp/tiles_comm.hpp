@@ -31,6 +31,7 @@
 // Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -100,6 +101,12 @@ struct Group {
 class TilesComm final : public Comm {
 public:
     static constexpr size_t kEagerBytes = 125 * 8;
+    // What the replace buffer allows: an envelope's data and a segment hold no more than it
+    // (below 1008 bytes, every message of the world moves in pieces of the buffer's size, as
+    // a buffered MPI moves them). A blocking send longer than an envelope holds is offered
+    // for a direct copy: one copy instead of two through queue slots.
+    static constexpr size_t eager_bytes_for(size_t buffer) { return std::min(kEagerBytes, buffer & ~size_t{7}); }
+    static constexpr size_t segment_bytes_for(size_t buffer) { return std::min(kTilesSegmentBytes, buffer & ~size_t{7}); }
 
     TilesComm(TilesShared& shared, int rank);
     int rank() const override { return rank_; }
@@ -300,7 +307,9 @@ private:
     std::deque<Unexpected> unexpected_;
     std::vector<Stream> streams_;
     uint64_t next_uid_ = 0;
-    const size_t eager_max_;  // longest eager message: a few segments, within the replace ring
+    const size_t eager_bytes_;  // longest message its envelope holds (eager_bytes_for)
+    const size_t seg_bytes_;    // one data segment's payload (segment_bytes_for)
+    const size_t eager_max_;    // longest eager message: a few segments, within the replace ring
     std::vector<uint32_t> credits_;  // per destination: segments it can still take
     std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
     uint32_t next_msgid_ = 0;

@@ -18,7 +18,7 @@ void TilesComm::g_send(Group& g, const void* buf, size_t bytes, int dest, int ta
     dest = g.world[dest];
     // A message its envelope holds, with nothing waiting before it for any destination
     // (pair order) and a credit: pushed at once and complete (eager), with no operation slot.
-    if (bytes <= kEagerBytes && outbox_.empty() && credits_[dest] != 0) {
+    if (bytes <= eager_bytes_ && outbox_.empty() && credits_[dest] != 0) {
         uint64_t w[noc::kMaxPayload];
         w[0] = envelope_w0(static_cast<uint32_t>(tag), g.p2p_ctx(), false, false);
         w[1] = bytes;                       // no send slot: nothing follows this envelope
@@ -56,7 +56,7 @@ RawStatus TilesComm::g_recv(Group& g, void* buf, size_t cap, int source, int tag
                 if (h.tag == kEnvelope && ctx_of(w[0]) == ctx && (source == any_source || src == source) &&
                     tag_fits(tag, static_cast<uint32_t>(w[0]))) {
                     const size_t total = static_cast<uint32_t>(w[1]);
-                    if (((w[0] >> 40) & 1) == 0 && total <= kEagerBytes && total <= cap) {
+                    if (((w[0] >> 40) & 1) == 0 && total <= eager_bytes_ && total <= cap) {
                         ++owed_[src];
                         if (total != 0) std::memcpy(buf, w + 2, total);
                         st = RawStatus{g.local[src], static_cast<int>(static_cast<uint32_t>(w[0])), total};

@@ -21,9 +21,6 @@ inline constexpr noc::Tag kCredit = 0x6d04;    // w0: segments handed back
 inline constexpr noc::Tag kMore = 0x6d05;      // w0: send slot | offset << 32; a streamed eager message's data
 inline constexpr size_t kStreamSegments = 15;  // a streamed eager message: its envelope and up to 15 segments
 inline constexpr size_t kWord = sizeof(uint64_t);
-// A blocking send longer than its envelope holds is offered for a direct copy: one copy
-// instead of two through queue slots, for the handoff back (measured faster from 2 KiB on).
-inline constexpr size_t kDirectBytes = TilesComm::kEagerBytes;
 // Handoff phases (TilesShared::Handoff): offered, being copied, copied, withdrawn.
 inline constexpr uint64_t kOffered = 0, kCopying = 1, kCopied = 2, kWithdrawn = 3;
 inline constexpr uint32_t words_for(size_t bytes) { return static_cast<uint32_t>((bytes + kWord - 1) / kWord); }

@@ -19,9 +19,9 @@ void check(const TilesOptions& o) {
     if (o.ranks < 1) throw std::invalid_argument("tiles: --ranks must be at least 1, not " + std::to_string(o.ranks));
     if (o.ranks > 4096) throw std::invalid_argument("tiles: at most 4096 ranks, not " + std::to_string(o.ranks));
     if (o.credits < 2) throw std::invalid_argument("tiles: credits must be at least 2, not " + std::to_string(o.credits));
-    if (o.replace_buffer < kTilesSegmentBytes)
-        throw std::invalid_argument("tiles: the sendrecv_replace buffer must hold one segment (" +
-                                    std::to_string(kTilesSegmentBytes) + " bytes), not " +
+    if (o.replace_buffer < kTilesMinReplaceBuffer)
+        throw std::invalid_argument("tiles: the sendrecv_replace buffer must be at least " +
+                                    std::to_string(kTilesMinReplaceBuffer) + " bytes, not " +
                                     std::to_string(o.replace_buffer));
 }
 

@@ -346,7 +346,10 @@ struct TilesOptions {
     int ranks = 4;                     ///< threads, one per rank (1..4096)
     std::string topology;              ///< a mesh preset (epiphany16, tilepro64, ...); empty: the host's CPUs
     std::string placement = "linear";  ///< linear, snake or compact (rank r on the r-th tile placed)
-    size_t replace_buffer = 65536;     ///< bytes sendrecv_replace stages at most (at least 1008)
+    /// Bytes sendrecv_replace stages at most (at least 256). Below 1008 bytes (one segment of
+    /// the network) it also bounds every message's pieces: an envelope carries at most this
+    /// many bytes, and longer messages move in segments of this size (rounded down to 8).
+    size_t replace_buffer = 65536;
     uint32_t credits = 32;             ///< segments in flight from one rank to another (at least 2)
     bool pin = true;                   ///< pin each rank's thread to its tile's CPU
 };
