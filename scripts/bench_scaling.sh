@@ -7,7 +7,8 @@
 #   fig12     scripts/bench_fig12.sh: one active worker of W, the collector's ns per packet
 #   mapvec    the map benchmark's Tables IV (int) and V (--grain) over W, every variant
 #   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks
-#   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks
+#   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks;
+#             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends)
 #   channels  pingpong, asym (1..N senders) and stream (bursts 1, 8, 32 against the peers)
 #   apps      scripts/bench_apps.sh: forward, chain16, farm4 and l3fwd on the same capture
 # Writes OUTDIR/log.txt (every command and what it printed), OUTDIR/json/*.json (a bench or
@@ -139,6 +140,14 @@ if [[ " $sections " == *" mp "* ]]; then
   done
   rows="[{'series': v['bench'], 'ranks': v['ranks'], 'gflops': v['gflops']} for k, v in reports.items() if k.startswith('mp_')]"
   curve mp_gflops "message-passing kernels on tiles: GFLOPS against ranks" ranks gflops ranks GFLOPS "$rows"
+  # The study's shift model (Fig. 2) on the most ranks: both backends, 1D and 2D, buffers swept.
+  r=${ranks[-1]}
+  topo=()
+  [ "$r" = 16 ] && topo=(--topology epiphany16)
+  run 600 "$T" bench mp-shift --ranks "$r" "${topo[@]}" --reps "$([ -n "$small" ] && echo 50 || echo 2000)" \
+    --json "$out/json/mpshift_$r.json"
+  # Figs. 3-6: GFLOPS and communication share against size, per rank count, tiles and Open MPI.
+  run 14400 env TILEPIPE_BIN="$T" ./scripts/mp_figures.sh "$out" "${ranks[@]}"
 fi
 
 if [[ " $sections " == *" channels "* ]]; then

@@ -26,7 +26,9 @@ const char* kUsage =
     "  mp-sgemm, mp-nbody, mp-stencil, mp-fft\n"
     "            message-passing kernels (Cannon, N-body ring, 5-point stencil, 2D FFT) on the\n"
     "            tiles or mpi backend: GFLOPS, communication share, verified against serial\n"
-    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n"
+    "            (--sizes LIST: a row per problem size)\n"
+    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n"    "  mp-shift  every rank shifts round a periodic 1D and 2D grid at once (sendrecv_replace),\n"
+    "            sizes and replace buffers swept, the shift model alpha0 + alpha1 k + beta m fitted\n"
     "  accel     offload-to-result throughput of a farm fed from the caller's thread (accelerator\n"
     "            mode), tiny and 1 us tasks, against FastFlow's accelerator (tilepipe-bench)\n";
 }  // namespace

@@ -1,8 +1,9 @@
-// `tilepipe bench mp-sgemm|mp-nbody|mp-stencil|mp-fft|mp-pingpong`: the message-passing
-// kernels. The tiles backend runs in this process; the mpi backend runs the kernel's
+// `tilepipe bench mp-sgemm|mp-nbody|mp-stencil|mp-fft|mp-pingpong|mp-shift`: the
+// message-passing kernels. The tiles backend runs in this process; the mpi backend runs the kernel's
 // standalone program under `mpirun -np N` (localhost, oversubscribed) and reads its report.
 // mp-pingpong measures both backends in one run, rounds interleaved (tiles, mpi, tiles, ...),
-// or the one `--backend` names, and fits one-way time = alpha + bytes / beta for each.
+// or the one `--backend` names, and fits one-way time = alpha + bytes / beta for each;
+// mp-shift likewise runs both (tiles once per replace buffer) and fits the shift model.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +49,13 @@ nlohmann::json run_under_mpirun(const mp::KernelOptions& o, int ranks) {
     std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
     if (geteuid() == 0) args.push_back("--allow-run-as-root");
     args.insert(args.end(), {program, "--backend", "mpi", "--size", std::to_string(o.size), "--iters",
-                             std::to_string(o.iters), "--reps", std::to_string(o.reps), "--json", out});
+                             std::to_string(o.iters), "--reps", std::to_string(o.reps), "--steps",
+                             std::to_string(o.steps), "--style", o.style, "--json", out});
+    if (!o.sizes.empty()) {
+        std::string list;
+        for (size_t b : o.sizes) list += (list.empty() ? "" : ",") + std::to_string(b);
+        args.insert(args.end(), {"--sizes", list});
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -152,6 +159,34 @@ int run_pingpong(const mp::KernelOptions& base, unsigned rounds, const std::vect
     return 0;
 }
 
+// A kernel over the problem sizes of --sizes (the study's Figs. 3-6: GFLOPS and the share
+// of time communicating against size), one run per size on the backend named; a row each.
+int run_sizes(const mp::KernelOptions& o) {
+    nlohmann::json rows = nlohmann::json::array();
+    bool all_verified = true;
+    std::printf("%s (%s) backend=%s ranks=%d\n%8s %10s %9s %10s %s\n", o.kernel.c_str(), o.style.c_str(),
+                o.backend.c_str(), o.ranks, "size", "GFLOPS", "comm %", "seconds", "");
+    for (size_t n : o.sizes) {
+        mp::KernelOptions one = o;
+        one.size = static_cast<int>(n);
+        one.sizes.clear();
+        one.json.clear();
+        const nlohmann::json j = o.backend == "tiles" ? mp::run_kernel_tiles(one) : run_under_mpirun(one, one.ranks);
+        const bool ok = j["verified"].get<bool>();
+        all_verified &= ok;
+        std::printf("%8zu %10.3f %8.1f%% %10.4f %s\n", n, j["gflops"].get<double>(), 100 * j["comm_share"].get<double>(),
+                    j["seconds"].get<double>(), ok ? "verified" : "NOT VERIFIED");
+        std::fflush(stdout);
+        rows.push_back(j);
+    }
+    if (!o.json.empty()) {
+        const nlohmann::json report{{"bench", o.kernel},   {"backend", o.backend}, {"ranks", o.ranks},
+                                    {"style", o.style},    {"sweep", "sizes"},     {"rows", rows}};
+        write_json_text(o.json, report.dump(2) + "\n");
+    }
+    return all_verified ? 0 : 1;
+}
+
 }  // namespace
 
 int run_mp(int argc, char** argv) {
@@ -163,7 +198,9 @@ int run_mp(int argc, char** argv) {
             std::printf("usage: tilepipe bench %s [options]\n%s%s", kernel.c_str(), mp::kKernelHelp,
                         kernel == "mp-pingpong" ? "  --rounds K          interleaved rounds per backend (default 3)\n"
                                                   "  (mp-pingpong measures both backends unless --backend names one)\n"
-                                                : "");
+                        : kernel == "mp-shift" ? "  (mp-shift measures both backends unless --backend names one;\n"
+                                                 "   --reps: shifts per size for the shortest message, default 2000)\n"
+                                               : "");
             return 0;
         }
     // --rounds belongs to mp-pingpong here, not to the kernel.
@@ -185,6 +222,21 @@ int run_mp(int argc, char** argv) {
         return run_pingpong(o, rounds, backend_given ? std::vector<std::string>{o.backend}
                                                      : std::vector<std::string>{"tiles", "mpi"});
     }
+    if (kernel == "mp-shift") {
+        bool backend_given = false;
+        for (const char* a : rest) backend_given |= std::strncmp(a, "--backend", 9) == 0;
+        nlohmann::json j;
+        for (const std::string& b : backend_given ? std::vector<std::string>{o.backend}
+                                                 : std::vector<std::string>{"tiles", "mpi"}) {
+            const nlohmann::json one = b == "tiles" ? mp::run_kernel_tiles(o) : run_under_mpirun(o, o.ranks);
+            if (j.is_null()) j = one;
+            else
+                for (const auto& r : one["rows"]) j["rows"].push_back(r);
+        }
+        j["backend"] = backend_given ? o.backend : "both";
+        return mp::emit_report(j, o);
+    }
+    if (!o.sizes.empty()) return run_sizes(o);
     const nlohmann::json j = o.backend == "tiles" ? mp::run_kernel_tiles(o) : run_under_mpirun(o, o.ranks);
     return mp::emit_report(j, o);
 }

@@ -1,6 +1,9 @@
 // 5-point Jacobi stencil on an n x n interior with fixed boundaries, split over a 2D grid of
-// ranks; every sweep exchanges one-cell halos with the four neighbours (sendrecv, proc_null
-// at the edges of the domain).
+// ranks; every sweep exchanges one-cell halos with the four neighbours (proc_null at the
+// edges of the domain). The study's version weights each neighbour (9 flops per point) and
+// shifts each edge through a packed buffer with sendrecv_replace, as its MPI code does;
+// Style::Tilepipe averages the five (5 flops) and exchanges with sendrecv.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -19,11 +22,21 @@ float boundary(int i, int j, int n) {
 }
 
 // u has (h + 2) x (w + 2) cells with its halo; one sweep into v.
-void sweep(const std::vector<float>& u, std::vector<float>& v, int h, int w) {
+void sweep(const std::vector<float>& u, std::vector<float>& v, int h, int w, Style style) {
     const int s = w + 2;
+    if (style == Style::Tilepipe) {
+        for (int i = 1; i <= h; ++i)
+            for (int j = 1; j <= w; ++j)
+                v[i * s + j] =
+                    0.2f * (u[i * s + j] + u[(i - 1) * s + j] + u[(i + 1) * s + j] + u[i * s + j - 1] + u[i * s + j + 1]);
+        return;
+    }
+    // Centre, north, south, west, east: 5 multiplies, 4 adds.
+    constexpr float c = 0.4f, n = 0.15f, so = 0.15f, we = 0.15f, e = 0.15f;
     for (int i = 1; i <= h; ++i)
         for (int j = 1; j <= w; ++j)
-            v[i * s + j] = 0.2f * (u[i * s + j] + u[(i - 1) * s + j] + u[(i + 1) * s + j] + u[i * s + j - 1] + u[i * s + j + 1]);
+            v[i * s + j] = c * u[i * s + j] + n * u[(i - 1) * s + j] + so * u[(i + 1) * s + j] + we * u[i * s + j - 1] +
+                           e * u[i * s + j + 1];
 }
 
 std::vector<float> initial(int row0, int col0, int h, int w, int n) {
@@ -35,16 +48,9 @@ std::vector<float> initial(int row0, int col0, int h, int w, int n) {
         }
     return u;
 }
-
-// Rows of ranks by columns of ranks, as square as p allows.
-std::pair<int, int> grid_of(int p) {
-    int rows = static_cast<int>(std::sqrt(double(p)));
-    while (p % rows != 0) --rows;
-    return {rows, p / rows};
-}
 }  // namespace
 
-Result stencil(Comm& c, int n, int iters) {
+Result stencil(Comm& c, int n, int iters, Style style) {
     check_shape("mp-stencil", c.size(), n);
     const auto [pr, pc] = grid_of(c.size());
     Cart grid = c.cart_create({pr, pc}, {false, false});
@@ -58,7 +64,31 @@ Result stencil(Comm& c, int n, int iters) {
     c.barrier();
     Timing t;
     t.start();
+    // The study's halo shift: an edge packed into `edge`, shifted to `to` while the neighbour's
+    // edge comes from `from` into the same buffer, unpacked into the halo when there is one.
+    std::vector<float> edge(std::max(h, w));
+    auto shift = [&](int count, int to, int from, int tag, auto&& pack, auto&& unpack) {
+        for (int k = 0; k < count; ++k) edge[k] = pack(k);
+        c.sendrecv_replace(edge.data(), count, to, tag, from, tag);
+        if (from != proc_null)
+            for (int k = 0; k < count; ++k) unpack(k) = edge[k];
+    };
     for (int it = 0; it < iters; ++it) {
+        if (style == Style::Study) {
+            t.comm([&] {
+                // Down (last row to the halo above the rank below), up, right, left.
+                shift(w, down.dest, down.source, 10, [&](int k) { return u[h * s + 1 + k]; }, [&](int k) -> float& { return u[1 + k]; });
+                shift(w, down.source, down.dest, 11, [&](int k) { return u[s + 1 + k]; },
+                      [&](int k) -> float& { return u[(h + 1) * s + 1 + k]; });
+                shift(h, right.dest, right.source, 12, [&](int k) { return u[(k + 1) * s + w]; },
+                      [&](int k) -> float& { return u[(k + 1) * s]; });
+                shift(h, right.source, right.dest, 13, [&](int k) { return u[(k + 1) * s + 1]; },
+                      [&](int k) -> float& { return u[(k + 1) * s + w + 1]; });
+            });
+            sweep(u, v, h, w, style);
+            std::swap(u, v);
+            continue;
+        }
         t.comm([&] {
             // Rows: last interior row down / top halo from above; first row up / bottom halo from below.
             c.sendrecv(&u[h * s + 1], w, down.dest, 10, &u[1], w, down.source, 10);
@@ -73,7 +103,7 @@ Result stencil(Comm& c, int n, int iters) {
             if (right.dest != proc_null)
                 for (int i = 0; i < h; ++i) u[(i + 1) * s + w + 1] = in_col[i];
         });
-        sweep(u, v, h, w);
+        sweep(u, v, h, w, style);
         // The halo of v keeps the boundary values; its interior is the new state.
         std::swap(u, v);
     }
@@ -84,7 +114,7 @@ Result stencil(Comm& c, int n, int iters) {
     if (c.rank() == 0) {
         std::vector<float> ref = initial(0, 0, n, n, n), tmp = ref;
         for (int it = 0; it < iters; ++it) {
-            sweep(ref, tmp, n, n);
+            sweep(ref, tmp, n, n, style);
             std::swap(ref, tmp);
         }
         std::vector<float> block;
@@ -109,7 +139,7 @@ Result stencil(Comm& c, int n, int iters) {
             for (int j = 0; j < w; ++j) block[i * w + j] = u[(i + 1) * s + j + 1];
         c.send(block.data(), h * w, 0, 20);
     }
-    return t.reduce(c, 5.0 * double(n) * n * iters, ok);
+    return t.reduce(c, (style == Style::Study ? 9.0 : 5.0) * double(n) * n * iters, ok);
 }
 
 }  // namespace tp::mp::kernels

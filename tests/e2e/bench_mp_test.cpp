@@ -35,5 +35,40 @@ TEST(BenchMp, PingpongMeasuresOnlyTheBackendNamed) {
     EXPECT_NE(bad.err.find("--backend: 'shm' (known: tiles, mpi)"), std::string::npos) << bad.err;
 }
 
+TEST(BenchMp, ShiftSweepsSizesAndBuffersAndFitsTheModel) {
+    const std::string json = tmp_path("shift.json");
+    const CommandResult r =
+        tilepipe("bench mp-shift --backend tiles --ranks 2 --sizes 256,2048 --buffers 256,1008 --reps 5 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 8u);  // 2 grids x 2 sizes x 2 buffers
+    std::set<size_t> pieces;
+    for (const auto& row : j["rows"]) pieces.insert(row["pieces"].get<size_t>());
+    EXPECT_EQ(pieces, (std::set<size_t>{1, 3, 8}));  // 2048 B in 256-byte and 1008-byte pieces
+    ASSERT_EQ(j["fit"].size(), 2u);                  // tiles 1d, tiles 2d
+    for (const auto& f : j["fit"]) EXPECT_FALSE(f["alpha1_us"].is_null()) << f.dump();
+    EXPECT_NE(r.out.find("alpha1"), std::string::npos) << r.out;
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-shift --backend tiles --buffers 100");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--buffers: 100 is below 256 bytes"), std::string::npos) << bad.err;
+}
+
+TEST(BenchMp, SizesSweepAKernelARowPerSize) {
+    const std::string json = tmp_path("sizes.json");
+    const CommandResult r =
+        tilepipe("bench mp-stencil --backend tiles --ranks 2 --sizes 16,32 --iters 2 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][1]["size"], 32);
+    EXPECT_TRUE(j["rows"][1]["verified"].get<bool>());
+    EXPECT_EQ(j["style"], "study");
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-fft --backend tiles --ranks 2 --sizes 16,48");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--size 48 on 2 ranks: the size must be a power of two"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tp::test

@@ -1,7 +1,8 @@
 // The message-passing API on the mpi backend, run by `mpirun -np 4`: the semantics the tiles
 // backend's suite checks (tags, wildcards, order, counts, truncation, collectives against
 // serial loops, Cartesian shifts, sendrecv_replace, test, MinLoc/MaxLoc and uint64_t
-// reductions, split communicators) and every kernel against its serial reference. Exits 0 when every rank passed; a failed check aborts all ranks with a message.
+// reductions, split communicators), every kernel in both styles against its serial
+// reference, and mp-shift's shifts on both grids. Exits 0 when every rank passed; a failed check aborts all ranks with a message.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -183,6 +184,10 @@ void kernels_verify(Comm& c) {
     CHECK(nbody(c, 256).verified);
     CHECK(stencil(c, 64, 10).verified);
     CHECK(fft2d(c, 64).verified);
+    CHECK(sgemm(c, 64, Style::Tilepipe).verified && nbody(c, 256, Style::Tilepipe).verified);
+    CHECK(stencil(c, 64, 10, Style::Tilepipe).verified && fft2d(c, 64, Style::Tilepipe).verified);
+    const std::vector<ShiftRow> rows = shift(c, {8, 3000}, 3);
+    CHECK(rows.size() == 4 && rows[3].us > 0);
 }
 
 }  // namespace
