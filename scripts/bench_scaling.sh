@@ -8,7 +8,8 @@
 #   mapvec    the map benchmark's Tables IV (int) and V (--grain) over W, every variant
 #   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks
 #   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks;
-#             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends)
+#             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends);
+#             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
 #   channels  pingpong, asym (1..N senders) and stream (bursts 1, 8, 32 against the peers)
 #   apps      scripts/bench_apps.sh: forward, chain16, farm4 and l3fwd on the same capture
 # Writes OUTDIR/log.txt (every command and what it printed), OUTDIR/json/*.json (a bench or
@@ -146,6 +147,16 @@ if [[ " $sections " == *" mp "* ]]; then
   [ "$r" = 16 ] && topo=(--topology epiphany16)
   run 600 "$T" bench mp-shift --ranks "$r" "${topo[@]}" --reps "$([ -n "$small" ] && echo 50 || echo 2000)" \
     --json "$out/json/mpshift_$r.json"
+  # The hybrid model at 16 tiles: 16 x 1, 8 x 2, 4 x 4 (15 runs each: the spread), and 16
+  # Open MPI ranks.
+  if [ "$r" = 16 ]; then
+    for rt in 16:1 8:2 4:4; do
+      run 900 "$T" bench mp-stencil --size "$([ -n "$small" ] && echo 64 || echo 1024)" --topology epiphany16 \
+        --ranks "${rt%%:*}" --tiles-per-rank "${rt##*:}" --runs 15 --json "$out/json/mphybrid_${rt%%:*}x${rt##*:}.json"
+    done
+    run 900 "$T" bench mp-stencil --backend mpi --ranks 16 --size "$([ -n "$small" ] && echo 64 || echo 1024)" \
+      --runs 15 --json "$out/json/mphybrid_mpi16.json"
+  fi
   # Figs. 3-6: GFLOPS and communication share against size, per rank count, tiles and Open MPI.
   run 14400 env TILEPIPE_BIN="$T" ./scripts/mp_figures.sh "$out" "${ranks[@]}"
 fi

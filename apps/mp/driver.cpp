@@ -26,6 +26,8 @@ const char* kKernelHelp =
     "  --sizes LIST        problem sizes to sweep, comma-separated: a row each (GFLOPS, comm share);\n"
     "                      mp-shift: message bytes (default 256,1024,4096,16384,65536)\n"
     "  --buffers LIST      mp-shift, tiles: replace buffers swept (default 256,512,1008,4096,65536)\n"
+    "  --tiles-per-rank T  tiles: each rank owns T tiles and runs its loops over them (hybrid; mp-stencil)\n"
+    "  --runs K            tilepipe bench: run K times, report each and the median, mean and spread\n"
     "  --json OUT          write the report as JSON\n";
 
 const std::vector<std::string>& kernel_names() {
@@ -105,6 +107,12 @@ KernelOptions parse_kernel_options(const std::string& kernel, int argc, char** a
             o.topology = v;
         } else if (a == "replace-buffer") {
             o.replace_buffer = static_cast<size_t>(to_int(a, v));
+        } else if (a == "tiles-per-rank") {
+            o.tiles_per_rank = to_int(a, v);
+            if (o.tiles_per_rank < 1 || o.tiles_per_rank > 64)
+                throw std::invalid_argument("--tiles-per-rank must be 1..64, not " + v);
+        } else if (a == "runs") {
+            o.runs = std::max(1, to_int(a, v));
         } else if (a == "sizes") {
             o.sizes = to_list(a, v);
         } else if (a == "buffers") {
@@ -116,6 +124,8 @@ KernelOptions parse_kernel_options(const std::string& kernel, int argc, char** a
         }
     }
     if (o.size == 0) o.size = default_size(kernel);
+    if (o.tiles_per_rank > 1 && o.backend != "tiles")
+        throw std::invalid_argument("--tiles-per-rank is the tiles backend's (an mpi rank is one process)");
     if (kernel == "mp-shift") {
         if (o.sizes.empty()) o.sizes = {256, 1024, 4096, 16384, 65536};
         if (o.buffers.empty()) o.buffers = {256, 512, 1008, 4096, 65536};
@@ -177,6 +187,7 @@ nlohmann::json run_kernel_tiles(const KernelOptions& o) {
     t.ranks = o.ranks;
     t.topology = o.topology;
     t.replace_buffer = o.replace_buffer;
+    t.tiles_per_rank = o.tiles_per_rank;
     nlohmann::json report;
     if (o.kernel == "mp-shift") {
         for (size_t b : o.buffers) {
@@ -198,6 +209,7 @@ nlohmann::json run_kernel_tiles(const KernelOptions& o) {
         if (c.rank() == 0) report = std::move(j);
     });
     if (!o.topology.empty()) report["topology"] = o.topology;
+    if (o.tiles_per_rank > 1) report["tiles_per_rank"] = o.tiles_per_rank;
     return report;
 }
 

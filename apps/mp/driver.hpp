@@ -21,6 +21,8 @@ struct KernelOptions {
     int reps = 2000;              // mp-pingpong's round trips for short messages
     std::string topology;         // tiles only
     size_t replace_buffer = 65536; // tiles only
+    int tiles_per_rank = 1;       // tiles only: the hybrid model's tiles per rank
+    int runs = 1;                 // tilepipe bench: repeats, with their spread
     std::vector<size_t> sizes;    // mp-shift: message bytes (empty: its default list)
     std::vector<size_t> buffers;  // mp-shift, tiles: replace buffers swept (empty: its default list)
     std::string json;

@@ -5,6 +5,8 @@
 // Style::Tilepipe averages the five (5 flops) and exchanges with sendrecv.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "apps/mp/kernels.hpp"
@@ -21,11 +23,11 @@ float boundary(int i, int j, int n) {
     return 0.0f;
 }
 
-// u has (h + 2) x (w + 2) cells with its halo; one sweep into v.
-void sweep(const std::vector<float>& u, std::vector<float>& v, int h, int w, Style style) {
+// u has (h + 2) x (w + 2) cells with its halo; one sweep of rows i0 .. i1 - 1 into v.
+void sweep(const float* u, float* v, int i0, int i1, int w, Style style) {
     const int s = w + 2;
     if (style == Style::Tilepipe) {
-        for (int i = 1; i <= h; ++i)
+        for (int i = i0; i < i1; ++i)
             for (int j = 1; j <= w; ++j)
                 v[i * s + j] =
                     0.2f * (u[i * s + j] + u[(i - 1) * s + j] + u[(i + 1) * s + j] + u[i * s + j - 1] + u[i * s + j + 1]);
@@ -33,19 +35,24 @@ void sweep(const std::vector<float>& u, std::vector<float>& v, int h, int w, Sty
     }
     // Centre, north, south, west, east: 5 multiplies, 4 adds.
     constexpr float c = 0.4f, n = 0.15f, so = 0.15f, we = 0.15f, e = 0.15f;
-    for (int i = 1; i <= h; ++i)
+    for (int i = i0; i < i1; ++i)
         for (int j = 1; j <= w; ++j)
             v[i * s + j] = c * u[i * s + j] + n * u[(i - 1) * s + j] + so * u[(i + 1) * s + j] + we * u[i * s + j - 1] +
                            e * u[i * s + j + 1];
 }
 
-std::vector<float> initial(int row0, int col0, int h, int w, int n) {
-    std::vector<float> u(size_t(h + 2) * (w + 2), 0.0f);
-    for (int i = 0; i < h + 2; ++i)
+// Rows i0 .. i1 - 1 of a block's initial state (halo included) at (row0, col0) of the grid.
+void initial_rows(float* u, int row0, int col0, int i0, int i1, int w, int n) {
+    for (int i = i0; i < i1; ++i)
         for (int j = 0; j < w + 2; ++j) {
             const int gi = row0 + i - 1, gj = col0 + j - 1;
-            if (gi < 0 || gj < 0 || gi >= n || gj >= n) u[i * (w + 2) + j] = boundary(gi, gj, n);
+            u[i * (w + 2) + j] = gi < 0 || gj < 0 || gi >= n || gj >= n ? boundary(gi, gj, n) : 0.0f;
         }
+}
+
+std::vector<float> initial(int row0, int col0, int h, int w, int n) {
+    std::vector<float> u(size_t(h + 2) * (w + 2));
+    initial_rows(u.data(), row0, col0, 0, h + 2, w, n);
     return u;
 }
 }  // namespace
@@ -58,7 +65,23 @@ Result stencil(Comm& c, int n, int iters, Style style) {
     const int row0 = me[0] * n / pr, row1 = (me[0] + 1) * n / pr;
     const int col0 = me[1] * n / pc, col1 = (me[1] + 1) * n / pc;
     const int h = row1 - row0, w = col1 - col0, s = w + 2;
-    std::vector<float> u = initial(row0, col0, h, w, n), v = u;
+    // The rank's block and its next state, swept by the rank's tiles (Comm::team: one tile
+    // unless the rank owns several), each tile its own rows. Not touched when allocated: each
+    // tile first touches the rows it sweeps, so their pages sit near it (first touch).
+    Team& team = c.team();
+    std::unique_ptr<float[]> u(new float[size_t(h + 2) * s]), v(new float[size_t(h + 2) * s]);
+    // A tile's interior rows, the first tile's with the halo row above, the last's below.
+    auto rows = [&](size_t b, size_t e, int t) {
+        return std::pair<int, int>{t == 0 ? 0 : 1 + int(b), t == team.size() - 1 ? h + 2 : 1 + int(e)};
+    };
+    team.parallel_for(size_t(h), [&](size_t b, size_t e, int t) {
+        const auto [i0, i1] = rows(b, e, t);
+        initial_rows(u.get(), row0, col0, i0, i1, w, n);
+        initial_rows(v.get(), row0, col0, i0, i1, w, n);
+    });
+    auto sweep_all = [&] {
+        team.parallel_for(size_t(h), [&](size_t b, size_t e, int) { sweep(u.get(), v.get(), 1 + int(b), 1 + int(e), w, style); });
+    };
     std::vector<float> out_col(h), in_col(h);
     const Cart::Shift down = grid.shift(0, 1), right = grid.shift(1, 1);
     c.barrier();
@@ -85,7 +108,7 @@ Result stencil(Comm& c, int n, int iters, Style style) {
                 shift(h, right.source, right.dest, 13, [&](int k) { return u[(k + 1) * s + 1]; },
                       [&](int k) -> float& { return u[(k + 1) * s + w + 1]; });
             });
-            sweep(u, v, h, w, style);
+            sweep_all();
             std::swap(u, v);
             continue;
         }
@@ -103,7 +126,7 @@ Result stencil(Comm& c, int n, int iters, Style style) {
             if (right.dest != proc_null)
                 for (int i = 0; i < h; ++i) u[(i + 1) * s + w + 1] = in_col[i];
         });
-        sweep(u, v, h, w, style);
+        sweep_all();
         // The halo of v keeps the boundary values; its interior is the new state.
         std::swap(u, v);
     }
@@ -114,7 +137,7 @@ Result stencil(Comm& c, int n, int iters, Style style) {
     if (c.rank() == 0) {
         std::vector<float> ref = initial(0, 0, n, n, n), tmp = ref;
         for (int it = 0; it < iters; ++it) {
-            sweep(ref, tmp, n, n, style);
+            sweep(ref.data(), tmp.data(), 1, n + 1, n, style);
             std::swap(ref, tmp);
         }
         std::vector<float> block;

@@ -46,7 +46,19 @@ const char* op_name(Op op) {
     }
     return "?";
 }
+// A rank's own thread alone (the mpi backend's ranks, and tiles ranks of one tile).
+class SoloTeam final : public Team {
+public:
+    int size() const override { return 1; }
+    void parallel_for(size_t n, const std::function<void(size_t, size_t, int)>& body) override { body(0, n, 0); }
+};
 }  // namespace
+
+Team& Comm::team() {
+    // Stateless: one for every rank and thread.
+    static SoloTeam solo;
+    return solo;
+}
 
 size_t type_size(Type t) {
     switch (t) {

@@ -42,8 +42,8 @@ TilesShared::TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t,
     for (int root = 0; root < n; ++root) trees.push_back(mesh_tree(n, root, hops));
 }
 
-TilesComm::TilesComm(TilesShared& shared, int rank)
-    : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
+TilesComm::TilesComm(TilesShared& shared, int rank, Team& team)
+    : shared_(shared), team_(team), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
       eager_bytes_(eager_bytes_for(shared.options.replace_buffer)),
       seg_bytes_(segment_bytes_for(shared.options.replace_buffer)),

@@ -108,8 +108,9 @@ public:
     static constexpr size_t eager_bytes_for(size_t buffer) { return std::min(kEagerBytes, buffer & ~size_t{7}); }
     static constexpr size_t segment_bytes_for(size_t buffer) { return std::min(kTilesSegmentBytes, buffer & ~size_t{7}); }
 
-    TilesComm(TilesShared& shared, int rank);
+    TilesComm(TilesShared& shared, int rank, Team& team);
     int rank() const override { return rank_; }
+    Team& team() override { return team_; }
     int size() const override { return static_cast<int>(shared_.tile_of_rank.size()); }
     const char* backend() const override { return "tiles"; }
     void barrier() override { g_barrier(world()); }
@@ -293,6 +294,7 @@ private:
                      const char* call);
 
     TilesShared& shared_;
+    Team& team_;  // the rank's tiles (TilesTeam, or one tile)
     noc::MessageNetwork& net_;
     const int rank_;
     const uint32_t credits_max_;
@@ -333,6 +335,7 @@ public:
     int rank() const override { return g_.rank; }
     int size() const override { return g_.size(); }
     const char* backend() const override { return "tiles"; }
+    Team& team() override { return engine_.team(); }
     void barrier() override { in([&] { engine_.g_barrier(g_); }); }
 
 protected:

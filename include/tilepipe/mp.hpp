@@ -137,6 +137,24 @@ struct RawStatus {
 
 class Cart;
 
+/// The tiles a rank owns (TilesOptions::tiles_per_rank), for the hybrid model: the rank's
+/// thread and a helper thread on each of its other tiles, pinned as the rank's thread is,
+/// share its loops. Belongs to the rank's thread, which alone calls it.
+class Team {
+public:
+    virtual ~Team() = default;
+    /// The rank's tiles (1: its own thread alone, as every rank of the mpi backend).
+    virtual int size() const = 0;
+    /// Splits [0, n) into size() contiguous chunks, chunk t of about n / size() on tile t
+    /// (tile 0: the calling thread), and runs body(begin, end, t) on each at once; returns
+    /// when all are done. A tile always gets the same chunk for the same n, so data first
+    /// touched in one parallel_for (its pages placed near that tile) is used by the same
+    /// tile in the next. An exception out of a chunk comes out of parallel_for once the other
+    /// chunks have finished; with several tiles as mp::Error of the call "parallel_for"
+    /// saying what it was (and later loops on that team throw too: a tile failed).
+    virtual void parallel_for(size_t n, const std::function<void(size_t begin, size_t end, int tile)>& body) = 0;
+};
+
 /// One rank's communicator: over every rank of the run (MPI_COMM_WORLD, what run_tiles and
 /// run_mpi hand the rank's function), or over some of them (what split() returns). The calls
 /// are templates over the element type T (any trivially copyable type; reductions: int,
@@ -152,6 +170,9 @@ public:
     virtual int size() const = 0;
     /// "tiles" or "mpi".
     virtual const char* backend() const = 0;
+    /// The tiles this rank owns and runs parallel loops on (see Team); a communicator from
+    /// split() shares its rank's team.
+    virtual Team& team();
 
     /// Sends `count` elements at `buf` to rank `dest` (or proc_null) with `tag` (0..tag_ub).
     /// Blocks until `buf` may be reused: a short message is copied out at once, a long one
@@ -352,6 +373,11 @@ struct TilesOptions {
     size_t replace_buffer = 65536;
     uint32_t credits = 32;             ///< segments in flight from one rank to another (at least 2)
     bool pin = true;                   ///< pin each rank's thread to its tile's CPU
+    /// Tiles each rank owns (1..64): a run of this many consecutive tiles in the placement's
+    /// order (with `linear` on a mesh, along a row), the rank's thread on the first and, for
+    /// its Team, a helper thread on each other one (pinned to its tile's CPU when `pin`). The
+    /// mesh holds ranks x tiles_per_rank tiles; messages leave from each rank's first tile.
+    int tiles_per_rank = 1;
 };
 
 /// Runs `fn` once per rank, each on a thread of its own with that rank's Comm, and returns

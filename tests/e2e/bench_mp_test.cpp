@@ -70,5 +70,22 @@ TEST(BenchMp, SizesSweepAKernelARowPerSize) {
     EXPECT_NE(bad.err.find("--size 48 on 2 ranks: the size must be a power of two"), std::string::npos) << bad.err;
 }
 
+TEST(BenchMp, HybridRanksRepeatedReportTheirSpread) {
+    const std::string json = tmp_path("hybrid.json");
+    const CommandResult r =
+        tilepipe("bench mp-stencil --ranks 2 --tiles-per-rank 2 --size 16 --iters 2 --runs 3 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["runs"].size(), 3u);
+    EXPECT_EQ(j["tiles_per_rank"], 2);
+    EXPECT_TRUE(j["runs"][2]["verified"].get<bool>());
+    EXPECT_LE(j["gflops"]["min"].get<double>(), j["gflops"]["median"].get<double>());
+    EXPECT_NE(r.out.find("3 runs: GFLOPS median"), std::string::npos) << r.out;
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-stencil --backend mpi --tiles-per-rank 2");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--tiles-per-rank is the tiles backend's"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tp::test

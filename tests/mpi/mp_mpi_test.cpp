@@ -173,6 +173,7 @@ void split(Comm& c) {
         Status st = half->recv(&got, 1, any_source, 9);
         CHECK(st.source == left);
     }
+    CHECK(c.team().size() == 1 && &half->team() == &c.team());  // an mpi rank: its own thread
     std::unique_ptr<Comm> none = c.split(r == 0 ? undefined : 1, 0);
     CHECK((none == nullptr) == (r == 0));
     c.barrier();

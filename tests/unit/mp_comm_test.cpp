@@ -1,13 +1,17 @@
 // The message-passing calls beyond the basic set on the tiles backend: test (MPI_Test),
 // MinLoc/MaxLoc reductions on (double, int) pairs and uint64_t reductions against serial
-// computations, and split communicators (their ranks, their isolation from the parent's
-// messages, their collectives, and the errors naming their ranks).
+// computations, split communicators (their ranks, their isolation from the parent's
+// messages, their collectives, and the errors naming their ranks), and the teams of ranks
+// that own several tiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "tilepipe/mp.hpp"
@@ -218,4 +222,49 @@ TEST(MpSplit, ErrorsNameTheRanksOfTheSplitCommunicator) {
 
     const std::string color = error_of(ranks(2), [](Comm& c) { c.split(-4, 0); });
     EXPECT_NE(color.find(": split: color -4 is negative (and not mp::undefined)"), std::string::npos) << color;
+}
+
+TEST(MpTeam, ARanksTilesShareItsLoopsEachTileAlwaysTheSameChunk) {
+    TilesOptions o = ranks(2);
+    o.tiles_per_rank = 3;
+    run_tiles(o, [](Comm& c) {
+        Team& team = c.team();
+        ASSERT_EQ(team.size(), 3);
+        const std::thread::id me = std::this_thread::get_id();
+        std::vector<int> hits(100, 0);
+        std::vector<std::thread::id> who(3), again(3);
+        std::vector<std::pair<size_t, size_t>> chunk(3);
+        team.parallel_for(100, [&](size_t b, size_t e, int t) {
+            who[t] = std::this_thread::get_id();
+            chunk[t] = {b, e};
+            for (size_t i = b; i < e; ++i) ++hits[i];
+        });
+        EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 100);  // every index once
+        EXPECT_EQ(who[0], me);                                     // tile 0: the rank's thread
+        EXPECT_NE(who[1], me);
+        EXPECT_NE(who[1], who[2]);
+        EXPECT_EQ(chunk[1], (std::pair<size_t, size_t>{33, 66}));
+        team.parallel_for(100, [&](size_t, size_t, int t) { again[t] = std::this_thread::get_id(); });
+        EXPECT_EQ(again, who);  // the same tile (and its first-touched pages) for the same chunk
+        // A split communicator shares its rank's team.
+        std::unique_ptr<Comm> all = c.split(0, 0);
+        EXPECT_EQ(&all->team(), &team);
+    });
+}
+
+TEST(MpTeam, AFailingChunkIsAnErrorNamingRankAndCall) {
+    TilesOptions o = ranks(2);
+    o.tiles_per_rank = 2;
+    const std::string e = error_of(o, [](Comm& c) {
+        if (c.rank() == 1)
+            c.team().parallel_for(10, [](size_t, size_t, int t) {
+                if (t == 1) throw std::runtime_error("bad chunk");
+            });
+    });
+    EXPECT_NE(e.find("rank 1: parallel_for:"), std::string::npos) << e;
+    EXPECT_NE(e.find("bad chunk"), std::string::npos) << e;
+    o.tiles_per_rank = 0;
+    EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
+    // One tile per rank (and every mpi rank): the rank's own thread.
+    run_tiles(ranks(1), [](Comm& c) { EXPECT_EQ(c.team().size(), 1); });
 }

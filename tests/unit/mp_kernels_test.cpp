@@ -51,6 +51,25 @@ TEST(MpKernels, StencilMatchesSerial) {
             EXPECT_TRUE(verified(p, [&](Comm& c) { return kernels::stencil(c, 70, 12, style); })) << p;
 }
 
+TEST(MpKernels, HybridStencilMatchesSerial) {
+    // Ranks of several tiles, each sweeping its rows on its team (more tiles than rows too).
+    for (int per : {2, 3})
+        for (int p : {1, 4}) {
+            TilesOptions o;
+            o.ranks = p;
+            o.tiles_per_rank = per;
+            o.pin = false;
+            bool ok = false;
+            run_tiles(o, [&](Comm& c) {
+                for (auto style : kStyles) {
+                    const kernels::Result r = kernels::stencil(c, c.size() == 1 ? 40 : 4, 6, style);
+                    if (c.rank() == 0) ok = r.verified;
+                    if (c.rank() == 0) EXPECT_TRUE(ok) << per << " tiles, " << p << " ranks";
+                }
+            });
+        }
+}
+
 TEST(MpKernels, FftMatchesSerial) {
     for (auto style : kStyles)
         for (int p : {1, 2, 4, 8}) EXPECT_TRUE(verified(p, [&](Comm& c) { return kernels::fft2d(c, 64, style); })) << p;
