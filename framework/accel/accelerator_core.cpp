@@ -166,7 +166,7 @@ struct AcceleratorCore::Impl {
             workers.push_back(std::move(wk));
         }
         for (unsigned i = 0; i < n; ++i) {
-            const int cpu = !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
+            const int cpu = !o.pin ? -1 : !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
             const std::string name = o.name + "-w" + std::to_string(i);
             workers[i]->thread = std::thread([this, i, cpu, name] { run_worker(i, cpu, name); });
         }

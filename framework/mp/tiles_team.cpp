@@ -5,7 +5,7 @@
 
 namespace tp::mp::detail {
 
-TilesTeam::TilesTeam(int rank, int tiles, std::vector<int> cpus) : rank_(rank), tiles_(tiles) {
+TilesTeam::TilesTeam(int rank, int tiles, std::vector<int> cpus, bool pin) : rank_(rank), tiles_(tiles) {
     if (tiles_ < 2) return;
     AcceleratorOptions o;
     o.workers = static_cast<unsigned>(tiles_ - 1);
@@ -15,6 +15,7 @@ TilesTeam::TilesTeam(int rank, int tiles, std::vector<int> cpus) : rank_(rank), 
     o.collection = ResultOrder::ordered;
     o.capacity = 2;
     o.cpus = std::move(cpus);
+    o.pin = pin;
     o.name = "rank" + std::to_string(rank) + "-t";
     helpers_ = std::make_unique<Accelerator<Chunk>>(o, [](Chunk& c) { (*c.body)(c.begin, c.end, c.tile); });
 }

@@ -19,8 +19,8 @@ namespace tp::mp::detail {
 class TilesTeam final : public Team {
 public:
     // `rank`: for errors; `tiles`: the rank's tiles, its own first; `cpus`: the CPU of each
-    // of the other tiles (empty: not pinned).
-    TilesTeam(int rank, int tiles, std::vector<int> cpus);
+    // of the other tiles, where the helpers are pinned when `pin`.
+    TilesTeam(int rank, int tiles, std::vector<int> cpus, bool pin);
     int size() const override { return tiles_; }
     void parallel_for(size_t n, const std::function<void(size_t, size_t, int)>& body) override;
 

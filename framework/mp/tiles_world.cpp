@@ -100,9 +100,8 @@ void run_tiles(const TilesOptions& options, const WaitPolicy& wait, const std::f
             const int rank = static_cast<int>(r);
             try {
                 std::vector<int> helper_cpus;
-                if (options.pin)
-                    for (size_t t = 1; t < per; ++t) helper_cpus.push_back(cpu_of(r * per + t));
-                detail::TilesTeam team(rank, options.tiles_per_rank, std::move(helper_cpus));
+                for (size_t t = 1; t < per; ++t) helper_cpus.push_back(cpu_of(r * per + t));
+                detail::TilesTeam team(rank, options.tiles_per_rank, std::move(helper_cpus), options.pin);
                 detail::TilesComm comm(shared, rank, team);
                 fn(comm);
                 if (const size_t live = comm.live_requests(); live != 0)

@@ -4,6 +4,7 @@
 // messages, their collectives, and the errors naming their ranks), and the teams of ranks
 // that own several tiles.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -267,4 +268,21 @@ TEST(MpTeam, AFailingChunkIsAnErrorNamingRankAndCall) {
     EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
     // One tile per rank (and every mpi rank): the rank's own thread.
     run_tiles(ranks(1), [](Comm& c) { EXPECT_EQ(c.team().size(), 1); });
+}
+
+TEST(MpTeam, UnpinnedRanksHaveUnpinnedHelpers) {
+    // Not pinned: a helper may run on any CPU the process may, as its rank does (pinned by
+    // default to the mask's next CPU, every rank's helper would share one CPU).
+    cpu_set_t process;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+    TilesOptions o = ranks(2);
+    o.tiles_per_rank = 2;
+    run_tiles(o, [&](Comm& c) {
+        int helper_cpus = -1;
+        c.team().parallel_for(2, [&](size_t, size_t, int t) {
+            cpu_set_t mine;
+            if (t == 1 && sched_getaffinity(0, sizeof(mine), &mine) == 0) helper_cpus = CPU_COUNT(&mine);
+        });
+        EXPECT_EQ(helper_cpus, CPU_COUNT(&process));
+    });
 }
