@@ -158,8 +158,9 @@ public:
 /// One rank's communicator: over every rank of the run (MPI_COMM_WORLD, what run_tiles and
 /// run_mpi hand the rank's function), or over some of them (what split() returns). The calls
 /// are templates over the element type T (any trivially copyable type; reductions: int,
-/// float, double, uint64_t or DoubleInt); `count` is in elements. Each call throws mp::Error for a bad argument, a truncated
-/// receive, or (tiles) a mismatched collective or a peer that finished first.
+/// float, double, uint64_t or DoubleInt); `count` is in elements. Each call throws
+/// mp::Error for a bad argument, a truncated receive, or (tiles) a mismatched collective or a
+/// peer that finished first.
 /// Thread-safety: only the rank's own thread calls it.
 class Comm {
 public:
@@ -269,7 +270,7 @@ public:
     }
 
     /// MPI_Comm_split: a new communicator of the ranks that passed the same `color` (0 or
-    /// more), ranked by `key` (ties: by rank here), or nullptr for a rank that passed
+    /// more), ranked by `key` (ties: by rank in this one), or nullptr for a rank that passed
     /// mp::undefined. Collective over this communicator. The new one is a Comm like this one
     /// (point-to-point, collectives, test, split, cart_create), whose messages never match
     /// this one's; its ranks are its own (0..size()-1), and so are those its errors name.
