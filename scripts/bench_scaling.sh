@@ -6,7 +6,8 @@
 #             bound) for W workers on ring, sm and udn: Mpps and the collector's ns per packet
 #   fig12     scripts/bench_fig12.sh: one active worker of W, the collector's ns per packet
 #   mapvec    the map benchmark's Tables IV (int) and V (--grain) over W, every variant
-#   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks
+#   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks;
+#             the FastFlow study's Figs. 6 and 9 (ff-grain, ff-matmul) over W
 #   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks;
 #             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends);
 #             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
@@ -127,6 +128,11 @@ if [[ " $sections " == *" accel "* ]]; then
     rows="[{'series': r['impl'], 'workers': int(k.split('_')[1]), 'mtasks_per_s': r['mtasks_per_s']} for k, v in reports.items() if k.startswith('accel_') for r in v['rows'] if round(r.get('task_ns', -1)) == $ns and r.get('mode', 'stream') == 'stream']"
     curve "accel_${ns}ns" "accelerator, ${ns} ns tasks: Mtasks/s against workers" workers mtasks_per_s workers "Mtasks/s" "$rows"
   done
+  # The FastFlow study's Figs. 6 (speedup against grain) and 9 (32/64/128 products).
+  run 600 "$T" bench ff-grain --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--work-ms 20") \
+    --json "$out/json/ff_grain.json" && plot "$out/json/ff_grain.json"
+  run 600 "$T" bench ff-matmul --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--tasks 200") \
+    --json "$out/json/ff_matmul.json" && plot "$out/json/ff_matmul.json"
 fi
 
 if [[ " $sections " == *" mp "* ]]; then

@@ -1,5 +1,5 @@
-// `tilepipe bench mp-pingpong`'s options as a user reads them: --backend names the one backend
-// measured (without it, both), and a backend it does not know is refused.
+// The message-passing benches as a user reads them (mp-pingpong's --backend, mp-shift's
+// sweeps and fit, --sizes, hybrid --runs), and the FastFlow study's ff-grain and ff-matmul.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -85,6 +85,28 @@ TEST(BenchMp, HybridRanksRepeatedReportTheirSpread) {
     const CommandResult bad = tilepipe("bench mp-stencil --backend mpi --tiles-per-rank 2");
     EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
     EXPECT_NE(bad.err.find("--tiles-per-rank is the tiles backend's"), std::string::npos) << bad.err;
+}
+
+// The FastFlow study's Figs. 6 and 9 on the accelerator: a `scaling` report a row per
+// (grain or M, workers), and bad counts refused.
+TEST(BenchFf, GrainAndMatmulWriteScalingReports) {
+    const std::string json = tmp_path("ff.json");
+    CommandResult r = tilepipe("bench ff-grain --grain-us 10,100 --workers 1,2 --work-ms 2 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["bench"], "scaling");
+    EXPECT_EQ(j["rows"].size(), 4u);
+    EXPECT_GT(j["rows"][3]["speedup"].get<double>(), 0);
+    r = tilepipe("bench ff-matmul --m 8,16 --workers 2 --tasks 10 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][1]["m"], 16);
+    EXPECT_GT(j["rows"][1]["gflops"].get<double>(), 0);
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench ff-matmul --m 0");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--m: '0' is not a positive count"), std::string::npos) << bad.err;
 }
 
 }  // namespace
