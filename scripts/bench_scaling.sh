@@ -6,8 +6,11 @@
 #             bound) for W workers on ring, sm and udn: Mpps and the collector's ns per packet
 #   fig12     scripts/bench_fig12.sh: one active worker of W, the collector's ns per packet
 #   mapvec    the map benchmark's Tables IV (int) and V (--grain) over W, every variant
-#   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks
-#   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks
+#   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks;
+#             the FastFlow study's Figs. 6 and 9 (ff-grain, ff-matmul) over W
+#   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks;
+#             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends);
+#             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
 #   channels  pingpong, asym (1..N senders) and stream (bursts 1, 8, 32 against the peers)
 #   apps      scripts/bench_apps.sh: forward, chain16, farm4 and l3fwd on the same capture, and
 #             scripts/bench_replay.sh: forward against dpdk-testpmd's io forwarding (where
@@ -133,6 +136,11 @@ if [[ " $sections " == *" accel "* ]]; then
     rows="[{'series': r['impl'], 'workers': int(k.split('_')[1]), 'mtasks_per_s': r['mtasks_per_s']} for k, v in reports.items() if k.startswith('accel_') for r in v['rows'] if round(r.get('task_ns', -1)) == $ns and r.get('mode', 'stream') == 'stream']"
     curve "accel_${ns}ns" "accelerator, ${ns} ns tasks: Mtasks/s against workers" workers mtasks_per_s workers "Mtasks/s" "$rows"
   done
+  # The FastFlow study's Figs. 6 (speedup against grain) and 9 (32/64/128 products).
+  run 600 "$T" bench ff-grain --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--work-ms 20") \
+    --json "$out/json/ff_grain.json" && plot "$out/json/ff_grain.json"
+  run 600 "$T" bench ff-matmul --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--tasks 200") \
+    --json "$out/json/ff_matmul.json" && plot "$out/json/ff_matmul.json"
 fi
 
 if [[ " $sections " == *" mp "* ]]; then
@@ -147,6 +155,24 @@ if [[ " $sections " == *" mp "* ]]; then
   done
   rows="[{'series': v['bench'], 'ranks': v['ranks'], 'gflops': v['gflops']} for k, v in reports.items() if k.startswith('mp_')]"
   curve mp_gflops "message-passing kernels on tiles: GFLOPS against ranks" ranks gflops ranks GFLOPS "$rows"
+  # The study's shift model (Fig. 2) on the most ranks: both backends, 1D and 2D, buffers swept.
+  r=${ranks[-1]}
+  topo=()
+  [ "$r" = 16 ] && topo=(--topology epiphany16)
+  run 600 "$T" bench mp-shift --ranks "$r" "${topo[@]}" --reps "$([ -n "$small" ] && echo 50 || echo 2000)" \
+    --json "$out/json/mpshift_$r.json"
+  # The hybrid model at 16 tiles: 16 x 1, 8 x 2, 4 x 4 (15 runs each: the spread), and 16
+  # Open MPI ranks.
+  if [ "$r" = 16 ]; then
+    for rt in 16:1 8:2 4:4; do
+      run 900 "$T" bench mp-stencil --size "$([ -n "$small" ] && echo 64 || echo 1024)" --topology epiphany16 \
+        --ranks "${rt%%:*}" --tiles-per-rank "${rt##*:}" --runs 15 --json "$out/json/mphybrid_${rt%%:*}x${rt##*:}.json"
+    done
+    run 900 "$T" bench mp-stencil --backend mpi --ranks 16 --size "$([ -n "$small" ] && echo 64 || echo 1024)" \
+      --runs 15 --json "$out/json/mphybrid_mpi16.json"
+  fi
+  # Figs. 3-6: GFLOPS and communication share against size, per rank count, tiles and Open MPI.
+  run 14400 env TILEPIPE_BIN="$T" ./scripts/mp_figures.sh "$out" "${ranks[@]}"
 fi
 
 if [[ " $sections " == *" channels "* ]]; then

@@ -26,7 +26,11 @@ const char* kUsage =
     "  mp-sgemm, mp-nbody, mp-stencil, mp-fft\n"
     "            message-passing kernels (Cannon, N-body ring, 5-point stencil, 2D FFT) on the\n"
     "            tiles or mpi backend: GFLOPS, communication share, verified against serial\n"
-    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n"
+    "            (--sizes LIST: a row per problem size)\n"
+    "  mp-pingpong  one-way time and bandwidth, 8 B to 1 MiB, tiles and Open MPI side by side\n"    "  mp-shift  every rank shifts round a periodic 1D and 2D grid at once (sendrecv_replace),\n"
+    "            sizes and replace buffers swept, the shift model alpha0 + alpha1 k + beta m fitted\n"
+    "  ff-grain  a farm's speedup against task grain through the accelerator (FastFlow study, Fig. 6)\n"
+    "  ff-matmul a stream of 32/64/128 matrix products through the accelerator (FastFlow study, Fig. 9)\n"
     "  accel     offload-to-result throughput of a farm fed from the caller's thread (accelerator\n"
     "            mode), tiny and 1 us tasks, against FastFlow's accelerator (tilepipe-bench)\n";
 }  // namespace
@@ -51,6 +55,8 @@ int main(int argc, char** argv) {
         if (name == "mapvec") return run_mapvec(argc, argv);
         if (name == "latency") return run_latency(argc, argv);
         if (name == "accel") return run_accel(argc, argv);
+        if (name == "ff-grain") return run_ff_grain(argc, argv);
+        if (name == "ff-matmul") return run_ff_matmul(argc, argv);
         if (name.rfind("mp-", 0) == 0) return run_mp(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;

@@ -1,13 +1,15 @@
-// `tilepipe bench mp-sgemm|mp-nbody|mp-stencil|mp-fft|mp-pingpong`: the message-passing
-// kernels. The tiles backend runs in this process; the mpi backend runs the kernel's
+// `tilepipe bench mp-sgemm|mp-nbody|mp-stencil|mp-fft|mp-pingpong|mp-shift`: the
+// message-passing kernels. The tiles backend runs in this process; the mpi backend runs the kernel's
 // standalone program under `mpirun -np N` (localhost, oversubscribed) and reads its report.
 // mp-pingpong measures both backends in one run, rounds interleaved (tiles, mpi, tiles, ...),
-// or the one `--backend` names, and fits one-way time = alpha + bytes / beta for each.
+// or the one `--backend` names, and fits one-way time = alpha + bytes / beta for each;
+// mp-shift likewise runs both (tiles once per replace buffer) and fits the shift model.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -48,7 +50,13 @@ nlohmann::json run_under_mpirun(const mp::KernelOptions& o, int ranks) {
     std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
     if (geteuid() == 0) args.push_back("--allow-run-as-root");
     args.insert(args.end(), {program, "--backend", "mpi", "--size", std::to_string(o.size), "--iters",
-                             std::to_string(o.iters), "--reps", std::to_string(o.reps), "--json", out});
+                             std::to_string(o.iters), "--reps", std::to_string(o.reps), "--steps",
+                             std::to_string(o.steps), "--style", o.style, "--json", out});
+    if (!o.sizes.empty()) {
+        std::string list;
+        for (size_t b : o.sizes) list += (list.empty() ? "" : ",") + std::to_string(b);
+        args.insert(args.end(), {"--sizes", list});
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -152,6 +160,70 @@ int run_pingpong(const mp::KernelOptions& base, unsigned rounds, const std::vect
     return 0;
 }
 
+// A kernel over the problem sizes of --sizes (the study's Figs. 3-6: GFLOPS and the share
+// of time communicating against size), one run per size on the backend named; a row each.
+int run_sizes(const mp::KernelOptions& o) {
+    nlohmann::json rows = nlohmann::json::array();
+    bool all_verified = true;
+    std::printf("%s (%s) backend=%s ranks=%d\n%8s %10s %9s %10s %s\n", o.kernel.c_str(), o.style.c_str(),
+                o.backend.c_str(), o.ranks, "size", "GFLOPS", "comm %", "seconds", "");
+    for (size_t n : o.sizes) {
+        mp::KernelOptions one = o;
+        one.size = static_cast<int>(n);
+        one.sizes.clear();
+        one.json.clear();
+        const nlohmann::json j = o.backend == "tiles" ? mp::run_kernel_tiles(one) : run_under_mpirun(one, one.ranks);
+        const bool ok = j["verified"].get<bool>();
+        all_verified &= ok;
+        std::printf("%8zu %10.3f %8.1f%% %10.4f %s\n", n, j["gflops"].get<double>(), 100 * j["comm_share"].get<double>(),
+                    j["seconds"].get<double>(), ok ? "verified" : "NOT VERIFIED");
+        std::fflush(stdout);
+        rows.push_back(j);
+    }
+    if (!o.json.empty()) {
+        const nlohmann::json report{{"bench", o.kernel},   {"backend", o.backend}, {"ranks", o.ranks},
+                                    {"style", o.style},    {"sweep", "sizes"},     {"rows", rows}};
+        write_json_text(o.json, report.dump(2) + "\n");
+    }
+    return all_verified ? 0 : 1;
+}
+
+// One configuration `o.runs` times: each run's line, then the median, mean, standard
+// deviation and range of GFLOPS (the run-to-run variance the hybrid table reports).
+int run_repeated(const mp::KernelOptions& o) {
+    nlohmann::json runs = nlohmann::json::array();
+    std::vector<double> g;
+    bool all_verified = true;
+    mp::KernelOptions one = o;
+    one.json.clear();
+    for (int i = 0; i < o.runs; ++i) {
+        const nlohmann::json j = o.backend == "tiles" ? mp::run_kernel_tiles(one) : run_under_mpirun(one, one.ranks);
+        all_verified &= mp::emit_report(j, one) == 0;
+        g.push_back(j["gflops"].get<double>());
+        runs.push_back(j);
+    }
+    std::vector<double> sorted = g;
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0, var = 0;
+    for (double x : g) mean += x / double(g.size());
+    for (double x : g) var += (x - mean) * (x - mean) / double(g.size() - 1);
+    const double median = sorted[sorted.size() / 2], sd = std::sqrt(var);
+    std::printf("%s ranks=%d tiles_per_rank=%d, %d runs: GFLOPS median %.3f, mean %.3f, sd %.3f (%.1f%%), min %.3f, max %.3f\n",
+                o.kernel.c_str(), o.ranks, o.tiles_per_rank, o.runs, median, mean, sd, mean > 0 ? 100 * sd / mean : 0,
+                sorted.front(), sorted.back());
+    if (!o.json.empty()) {
+        const nlohmann::json report{{"bench", o.kernel},
+                                    {"backend", o.backend},
+                                    {"ranks", o.ranks},
+                                    {"tiles_per_rank", o.tiles_per_rank},
+                                    {"style", o.style},
+                                    {"runs", runs},
+                                    {"gflops", {{"median", median}, {"mean", mean}, {"sd", sd}, {"min", sorted.front()}, {"max", sorted.back()}}}};
+        write_json_text(o.json, report.dump(2) + "\n");
+    }
+    return all_verified ? 0 : 1;
+}
+
 }  // namespace
 
 int run_mp(int argc, char** argv) {
@@ -163,7 +235,9 @@ int run_mp(int argc, char** argv) {
             std::printf("usage: tilepipe bench %s [options]\n%s%s", kernel.c_str(), mp::kKernelHelp,
                         kernel == "mp-pingpong" ? "  --rounds K          interleaved rounds per backend (default 3)\n"
                                                   "  (mp-pingpong measures both backends unless --backend names one)\n"
-                                                : "");
+                        : kernel == "mp-shift" ? "  (mp-shift measures both backends unless --backend names one;\n"
+                                                 "   --reps: shifts per size for the shortest message, default 2000)\n"
+                                               : "");
             return 0;
         }
     // --rounds belongs to mp-pingpong here, not to the kernel.
@@ -185,6 +259,22 @@ int run_mp(int argc, char** argv) {
         return run_pingpong(o, rounds, backend_given ? std::vector<std::string>{o.backend}
                                                      : std::vector<std::string>{"tiles", "mpi"});
     }
+    if (kernel == "mp-shift") {
+        bool backend_given = false;
+        for (const char* a : rest) backend_given |= std::strncmp(a, "--backend", 9) == 0;
+        nlohmann::json j;
+        for (const std::string& b : backend_given ? std::vector<std::string>{o.backend}
+                                                 : std::vector<std::string>{"tiles", "mpi"}) {
+            const nlohmann::json one = b == "tiles" ? mp::run_kernel_tiles(o) : run_under_mpirun(o, o.ranks);
+            if (j.is_null()) j = one;
+            else
+                for (const auto& r : one["rows"]) j["rows"].push_back(r);
+        }
+        j["backend"] = backend_given ? o.backend : "both";
+        return mp::emit_report(j, o);
+    }
+    if (!o.sizes.empty()) return run_sizes(o);
+    if (o.runs > 1) return run_repeated(o);
     const nlohmann::json j = o.backend == "tiles" ? mp::run_kernel_tiles(o) : run_under_mpirun(o, o.ranks);
     return mp::emit_report(j, o);
 }

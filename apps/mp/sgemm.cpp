@@ -1,6 +1,7 @@
 // Cannon's algorithm: rank (i, j) of a q x q periodic grid holds blocks of A and B; after the
 // initial skew (row i of A left by i, column j of B up by j) each of q steps multiplies the
-// blocks it holds and shifts A left and B up by one with sendrecv_replace.
+// blocks it holds and shifts A left and B up by one with sendrecv_replace. The study times
+// the q steps; the skew is set-up before them (Style::Tilepipe times it too).
 #include <cmath>
 #include <vector>
 
@@ -23,7 +24,7 @@ void multiply_add(const float* a, const float* b, float* c, int m) {
 }
 }  // namespace
 
-Result sgemm(Comm& c, int n) {
+Result sgemm(Comm& c, int n, Style style) {
     check_shape("mp-sgemm", c.size(), n);
     const int q = static_cast<int>(std::lround(std::sqrt(c.size())));
     const int m = n / q;
@@ -37,14 +38,17 @@ Result sgemm(Comm& c, int n) {
             b[i * m + j] = b_at(row * m + i, col * m + j);
         }
     const int count = m * m;
-    c.barrier();
-    Timing t;
-    t.start();
-    t.comm([&] {
+    auto skew = [&] {
         const Cart::Shift sa = grid.shift(1, -row), sb = grid.shift(0, -col);
         c.sendrecv_replace(a.data(), count, sa.dest, 1, sa.source, 1);
         c.sendrecv_replace(b.data(), count, sb.dest, 2, sb.source, 2);
-    });
+    };
+    // The study skews before its clock starts (data distribution, as the blocks' loading).
+    if (style == Style::Study) skew();
+    c.barrier();
+    Timing t;
+    t.start();
+    if (style == Style::Tilepipe) t.comm(skew);
     const Cart::Shift left = grid.shift(1, -1), up = grid.shift(0, -1);
     for (int step = 0; step < q; ++step) {
         multiply_add(a.data(), b.data(), cc.data(), m);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "apps/mp/driver.hpp"
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
     tp::mp::KernelOptions o;
     try {
         o = tp::mp::parse_kernel_options(kernel, argc, argv, 1);
+        if (!o.sizes.empty() && kernel != "mp-shift")
+            throw std::invalid_argument("--sizes sweeps are `tilepipe bench " + kernel + " --sizes`'s (one run here: --size)");
         bool backend_given = false;
         for (int i = 1; i < argc; ++i) backend_given |= std::strncmp(argv[i], "--backend", 9) == 0;
         if (!backend_given) o.backend = under_mpirun ? "mpi" : "tiles";

@@ -59,7 +59,8 @@ constexpr std::chrono::nanoseconds kPauseWorth{250};
 // switch; at 50 us they cost 1 us tasks ~5 % of the farm's throughput (`bench accel`), at
 // 1 ms nothing measurable, and the caller still gets a CPU within a millisecond.
 constexpr std::chrono::microseconds kSlice{1000};
-// A worker with a CPU of its own polls this long for its next task before it parks. A park
+// A worker pinned to a CPU of its own polls this long for its next task before it parks (an
+// unpinned one, as a hybrid rank's helpers are, may share its CPU with other threads). A park
 // announces itself with membarrier (the doorbell is light: see Impl), which interrupts every
 // CPU running a thread of this process, the caller's and the busy workers' included, and the
 // next offload then pays a futex wake. Streaming to W workers, each sees a task every W
@@ -176,7 +177,7 @@ struct AcceleratorCore::Impl {
             workers.push_back(std::move(wk));
         }
         for (unsigned i = 0; i < n; ++i) {
-            const int cpu = !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
+            const int cpu = !o.pin ? -1 : !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
             const std::string name = o.name + "-w" + std::to_string(i);
             workers[i]->thread = std::thread([this, i, cpu, name] { run_worker(i, cpu, name); });
         }
@@ -211,7 +212,7 @@ struct AcceleratorCore::Impl {
                 // Going idle: whatever was handed back unannounced is announced now, so a
                 // caller waiting for it wakes (see kRingEvery).
                 if (unrung != 0) caller_bell.ring(), unrung = 0;
-                if (shared_cpus || !linger(attempt))
+                if (cpu < 0 || shared_cpus || !linger(attempt))
                     worker_wait.wait(attempt, [&](auto& a) { return park_on(&w.bell, worker_wait, a); });
             }
             if (stop) break;

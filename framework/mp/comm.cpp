@@ -21,25 +21,72 @@ void combine_as(T* acc, const T* in, int count, Op op) {
     case Op::Min:
         for (int i = 0; i < count; ++i) acc[i] = std::min(acc[i], in[i]);
         break;
+    case Op::MinLoc:
+    case Op::MaxLoc:
+        break;  // op_fits refuses them here
     }
 }
+
+// MPI_MINLOC/MPI_MAXLOC: the winning value with its index; equal values keep the lower index,
+// so the result does not depend on the order a backend combines in.
+void combine_loc(DoubleInt* acc, const DoubleInt* in, int count, Op op) {
+    for (int i = 0; i < count; ++i) {
+        const bool better = op == Op::MinLoc ? in[i].value < acc[i].value : in[i].value > acc[i].value;
+        if (better || (in[i].value == acc[i].value && in[i].index < acc[i].index)) acc[i] = in[i];
+    }
+}
+
+const char* op_name(Op op) {
+    switch (op) {
+    case Op::Sum: return "sum";
+    case Op::Max: return "max";
+    case Op::Min: return "min";
+    case Op::MinLoc: return "minloc";
+    case Op::MaxLoc: return "maxloc";
+    }
+    return "?";
+}
+// A rank's own thread alone (the mpi backend's ranks, and tiles ranks of one tile).
+class SoloTeam final : public Team {
+public:
+    int size() const override { return 1; }
+    void parallel_for(size_t n, const std::function<void(size_t, size_t, int)>& body) override { body(0, n, 0); }
+};
 }  // namespace
+
+Team& Comm::team() {
+    // Stateless: one for every rank and thread.
+    static SoloTeam solo;
+    return solo;
+}
 
 size_t type_size(Type t) {
     switch (t) {
     case Type::Int: return sizeof(int);
     case Type::Float: return sizeof(float);
     case Type::Double: return sizeof(double);
+    case Type::UInt64: return sizeof(uint64_t);
+    case Type::DoubleInt: return sizeof(DoubleInt);
     case Type::Byte: break;
     }
     return 1;
 }
 
+bool op_fits(Type t, Op op) {
+    const bool loc = op == Op::MinLoc || op == Op::MaxLoc;
+    return t != Type::Byte && loc == (t == Type::DoubleInt);
+}
+
 void combine(void* acc, const void* in, int count, Type t, Op op) {
+    if (!op_fits(t, op)) return;
     switch (t) {
     case Type::Int: combine_as(static_cast<int*>(acc), static_cast<const int*>(in), count, op); break;
     case Type::Float: combine_as(static_cast<float*>(acc), static_cast<const float*>(in), count, op); break;
     case Type::Double: combine_as(static_cast<double*>(acc), static_cast<const double*>(in), count, op); break;
+    case Type::UInt64: combine_as(static_cast<uint64_t*>(acc), static_cast<const uint64_t*>(in), count, op); break;
+    case Type::DoubleInt:
+        combine_loc(static_cast<DoubleInt*>(acc), static_cast<const DoubleInt*>(in), count, op);
+        break;
     case Type::Byte: break;
     }
 }
@@ -79,6 +126,13 @@ void Comm::check_collective(const char* call, int count, size_t elem, int root) 
                        std::to_string(kMaxBytes) + " bytes)");
 }
 
+void Comm::check_op(const char* call, Type t, Op op) const {
+    if (op_fits(t, op)) return;
+    if (t == Type::DoubleInt)
+        fail(call, std::string("op ") + op_name(op) + " does not take DoubleInt elements (minloc or maxloc does)");
+    fail(call, std::string("op ") + op_name(op) + " takes DoubleInt elements only");
+}
+
 Status Comm::wait(Request& r) {
     if (r.slot < 0) return Status{};
     const RawStatus s = wait_raw(r);
@@ -91,6 +145,22 @@ std::vector<Status> Comm::waitall(std::span<Request> rs) {
     out.reserve(rs.size());
     for (Request& r : rs) out.push_back(wait(r));
     return out;
+}
+
+bool Comm::test(Request& r, Status* status) {
+    RawStatus s;
+    if (r.slot >= 0) {
+        if (!test_raw(r, s)) return false;
+        r.slot = -1;
+    }
+    if (status != nullptr) *status = Status{s.source, s.tag, static_cast<int>(s.bytes / r.elem), s.bytes};
+    return true;
+}
+
+std::unique_ptr<Comm> Comm::split(int color, int key) {
+    if (color < 0 && color != undefined)
+        fail("split", "color " + std::to_string(color) + " is negative (and not mp::undefined)");
+    return split_raw(color, key);
 }
 
 Cart Comm::cart_create(std::vector<int> dims, std::vector<bool> periods) {

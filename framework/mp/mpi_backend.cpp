@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@ MPI_Datatype mpi_type(Type t) {
     case Type::Int: return MPI_INT;
     case Type::Float: return MPI_FLOAT;
     case Type::Double: return MPI_DOUBLE;
+    case Type::UInt64: return MPI_UINT64_T;
+    case Type::DoubleInt: return MPI_DOUBLE_INT;
     case Type::Byte: break;
     }
     return MPI_BYTE;
@@ -25,44 +29,55 @@ MPI_Op mpi_op(Op op) {
     case Op::Sum: return MPI_SUM;
     case Op::Max: return MPI_MAX;
     case Op::Min: return MPI_MIN;
+    case Op::MinLoc: return MPI_MINLOC;
+    case Op::MaxLoc: return MPI_MAXLOC;
     }
     return MPI_SUM;
 }
+
+// DoubleInt is passed as MPI_DOUBLE_INT, whose C layout is struct { double; int; }.
+static_assert(offsetof(DoubleInt, value) == 0 && offsetof(DoubleInt, index) == sizeof(double));
 
 int src_of(int source) { return source == any_source ? MPI_ANY_SOURCE : source == proc_null ? MPI_PROC_NULL : source; }
 int dst_of(int dest) { return dest == proc_null ? MPI_PROC_NULL : dest; }
 int tag_of(int tag) { return tag == any_tag ? MPI_ANY_TAG : tag; }
 
+// One communicator: MPI_COMM_WORLD, or one split() made (owned: freed with it).
 class MpiComm final : public Comm {
 public:
-    MpiComm() {
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-        MPI_Comm_size(MPI_COMM_WORLD, &size_);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    explicit MpiComm(MPI_Comm comm = MPI_COMM_WORLD, bool owned = false) : comm_(comm), owned_(owned) {
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+        MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     }
+    ~MpiComm() override {
+        if (owned_) MPI_Comm_free(&comm_);
+    }
+    MpiComm(const MpiComm&) = delete;
+    MpiComm& operator=(const MpiComm&) = delete;
     int rank() const override { return rank_; }
     int size() const override { return size_; }
     const char* backend() const override { return "mpi"; }
-    void barrier() override { check("barrier", MPI_Barrier(MPI_COMM_WORLD)); }
+    void barrier() override { check("barrier", MPI_Barrier(comm_)); }
 
 protected:
     void send_bytes(const void* buf, size_t bytes, int dest, int tag) override {
-        check("send", MPI_Send(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, MPI_COMM_WORLD));
+        check("send", MPI_Send(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm_));
     }
     RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) override {
         MPI_Status st;
-        check("recv", MPI_Recv(buf, static_cast<int>(cap), MPI_BYTE, src_of(source), tag_of(tag), MPI_COMM_WORLD, &st),
+        check("recv", MPI_Recv(buf, static_cast<int>(cap), MPI_BYTE, src_of(source), tag_of(tag), comm_, &st),
               &st);
         return raw(st);
     }
     Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) override {
         const int slot = new_slot();
-        check("isend", MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, MPI_COMM_WORLD, &requests_[slot]));
+        check("isend", MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm_, &requests_[slot]));
         return Request{slot};
     }
     Request irecv_bytes(void* buf, size_t cap, int source, int tag) override {
         const int slot = new_slot();
-        check("irecv", MPI_Irecv(buf, static_cast<int>(cap), MPI_BYTE, src_of(source), tag_of(tag), MPI_COMM_WORLD,
+        check("irecv", MPI_Irecv(buf, static_cast<int>(cap), MPI_BYTE, src_of(source), tag_of(tag), comm_,
                                  &requests_[slot]));
         return Request{slot};
     }
@@ -80,7 +95,7 @@ protected:
         MPI_Status st;
         check("sendrecv",
               MPI_Sendrecv(sbuf, static_cast<int>(sbytes), MPI_BYTE, dst_of(dest), stag, rbuf, static_cast<int>(rcap),
-                           MPI_BYTE, src_of(source), tag_of(rtag), MPI_COMM_WORLD, &st),
+                           MPI_BYTE, src_of(source), tag_of(rtag), comm_, &st),
               &st);
         return raw(st);
     }
@@ -88,12 +103,12 @@ protected:
         MPI_Status st;
         check("sendrecv_replace",
               MPI_Sendrecv_replace(buf, static_cast<int>(bytes), MPI_BYTE, dst_of(dest), stag, src_of(source),
-                                   tag_of(rtag), MPI_COMM_WORLD, &st),
+                                   tag_of(rtag), comm_, &st),
               &st);
         return raw(st);
     }
     void bcast_bytes(void* buf, size_t bytes, int root) override {
-        check("bcast", MPI_Bcast(buf, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD));
+        check("bcast", MPI_Bcast(buf, static_cast<int>(bytes), MPI_BYTE, root, comm_));
     }
     void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) override {
         // MPI forbids aliased buffers (MPI_IN_PLACE is the way): copy the input first.
@@ -102,14 +117,33 @@ protected:
             in.assign(static_cast<const char*>(send), static_cast<const char*>(send) + count * type_size(t));
             send = in.data();
         }
-        check("reduce", MPI_Reduce(send, recv, count, mpi_type(t), mpi_op(op), root, MPI_COMM_WORLD));
+        check("reduce", MPI_Reduce(send, recv, count, mpi_type(t), mpi_op(op), root, comm_));
     }
     void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) override {
         if (send == recv) {
-            check("allreduce", MPI_Allreduce(MPI_IN_PLACE, recv, count, mpi_type(t), mpi_op(op), MPI_COMM_WORLD));
+            check("allreduce", MPI_Allreduce(MPI_IN_PLACE, recv, count, mpi_type(t), mpi_op(op), comm_));
             return;
         }
-        check("allreduce", MPI_Allreduce(send, recv, count, mpi_type(t), mpi_op(op), MPI_COMM_WORLD));
+        check("allreduce", MPI_Allreduce(send, recv, count, mpi_type(t), mpi_op(op), comm_));
+    }
+
+    bool test_raw(Request& r, RawStatus& out) override {
+        if (r.slot >= static_cast<int>(requests_.size()) || requests_[r.slot] == MPI_REQUEST_NULL)
+            fail("test", "the request is not pending");
+        MPI_Status st;
+        int flag = 0;
+        const int rc = MPI_Test(&requests_[r.slot], &flag, &st);
+        if (rc == MPI_SUCCESS && flag == 0) return false;
+        free_.push_back(r.slot);  // complete (or failed, which frees it too)
+        check("test", rc, &st);
+        out = raw(st);
+        return true;
+    }
+    std::unique_ptr<Comm> split_raw(int color, int key) override {
+        MPI_Comm sub = MPI_COMM_NULL;
+        check("split", MPI_Comm_split(comm_, color == undefined ? MPI_UNDEFINED : color, key, &sub));
+        if (sub == MPI_COMM_NULL) return nullptr;
+        return std::make_unique<MpiComm>(sub, true);
     }
 
 private:
@@ -141,6 +175,8 @@ private:
         fail(call, std::string(text, len));
     }
 
+    MPI_Comm comm_;
+    bool owned_;
     int rank_ = 0, size_ = 1;
     std::vector<MPI_Request> requests_;  // by request slot
     std::vector<int> free_;

@@ -42,12 +42,21 @@ TilesShared::TilesShared(const TilesOptions& o, const WaitPolicy& w, Topology t,
     for (int root = 0; root < n; ++root) trees.push_back(mesh_tree(n, root, hops));
 }
 
-TilesComm::TilesComm(TilesShared& shared, int rank)
-    : shared_(shared), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
+TilesComm::TilesComm(TilesShared& shared, int rank, Team& team)
+    : shared_(shared), team_(team), net_(shared.net), rank_(rank), credits_max_(shared.options.credits),
       mailbox_(net_.mailbox(rank, 0)), bell_(&shared.bells[rank]),
-      eager_max_(std::min(kEagerBytes + kStreamSegments * kTilesSegmentBytes, shared.options.replace_buffer)),
+      eager_bytes_(eager_bytes_for(shared.options.replace_buffer)),
+      seg_bytes_(segment_bytes_for(shared.options.replace_buffer)),
+      eager_max_(std::min(eager_bytes_ + kStreamSegments * seg_bytes_, shared.options.replace_buffer)),
       credits_(shared.tile_of_rank.size(), shared.options.credits), owed_(shared.tile_of_rank.size(), 0),
-      handoffs_(shared.handoffs[rank]) {}
+      handoffs_(shared.handoffs[rank]) {
+    auto world = std::make_unique<Group>();
+    world->rank = rank;
+    for (int r = 0; r < size(); ++r) world->world.push_back(r);
+    world->local = world->world;
+    groups_.push_back(std::move(world));
+    cur_ = groups_[0].get();
+}
 
 size_t TilesComm::live_requests() const {
     size_t n = 0;
@@ -77,9 +86,9 @@ int TilesComm::post_send(const void* buf, size_t bytes, int dest, int ctx, uint3
     s.tag = tag;
     s.buf = static_cast<const std::byte*>(buf);
     s.bytes = bytes;
-    s.direct = direct && bytes > kDirectBytes;
-    s.rts = s.direct || bytes > std::max(kEagerBytes, eager_max_);
-    s.streamed = !s.rts && bytes > kEagerBytes;
+    s.direct = direct && bytes > eager_bytes_;
+    s.rts = s.direct || bytes > std::max(eager_bytes_, eager_max_);
+    s.streamed = !s.rts && bytes > eager_bytes_;
     if (s.direct) {
         s.gen = ++next_gen_;
         // relaxed: the envelope's push (a release) publishes it with the buffer's contents.
@@ -135,7 +144,7 @@ int TilesComm::post_recv(void* buf, size_t cap, int source, int ctx, int64_t tag
 
 RawStatus TilesComm::finish_recv(int slot) {
     RecvOp& r = recvs_[slot];
-    RawStatus st{r.msrc, static_cast<int>(r.mtag), r.total};
+    RawStatus st{group_of(r.ctx).local[r.msrc], static_cast<int>(r.mtag), r.total};
     r.live = false;
     active_.erase(std::remove(active_.begin(), active_.end(), slot), active_.end());
     free_recvs_.push_back(slot);
@@ -198,12 +207,12 @@ void TilesComm::handle(const noc::MessageHeader& h) {
 
 void TilesComm::on_envelope(int src, const uint64_t* w) {
     const uint32_t tag = static_cast<uint32_t>(w[0]);
-    const int ctx = static_cast<int>((w[0] >> 32) & 0xff);
+    const int ctx = ctx_of(w[0]);
     const bool rts = ((w[0] >> 40) & 1) != 0;
     const size_t total = static_cast<uint32_t>(w[1]);
     const uint32_t msgid = static_cast<uint32_t>(w[1] >> 32);
     const auto* eager = reinterpret_cast<const std::byte*>(w + 2);
-    const size_t avail = rts ? 0 : std::min(total, kEagerBytes);
+    const size_t avail = rts ? 0 : std::min(total, eager_bytes_);
     Offer offer;
     if (((w[0] >> 41) & 1) != 0)
         offer = Offer{reinterpret_cast<std::atomic<uint64_t>*>(w[2]), reinterpret_cast<const std::byte*>(w[3]), w[4]};
@@ -261,12 +270,14 @@ void TilesComm::match(int slot, int src, uint32_t tag, size_t total, bool rts, u
     r.msgid = msgid;
     r.rts = rts;
     if (total > r.cap) {
-        if (r.ctx != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
+        if ((r.ctx & 1) != 0) {  // a collective's: coll_recv names the mismatch (call first, then count)
             r.done = true;
             return;
         }
-        fail(r.call, "message truncated: " + who(src) + " sent " + std::to_string(total) + " bytes (tag " +
-                         std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
+        // Named in the receive's communicator (this may run during a call on another).
+        throw Error(group_of(r.ctx).rank, r.call,
+                    "message truncated: " + who(r.ctx, src) + " sent " + std::to_string(total) + " bytes (tag " +
+                        std::to_string(tag) + "), the receive buffer holds " + std::to_string(r.cap));
     }
     if (!rts) {
         deliver(r, 0, eager, avail);  // a streamed message's rest follows (on_more)
@@ -358,7 +369,7 @@ void TilesComm::regrant(RecvOp& r) {
     if (!r.rts) return;  // eager: nothing to grant
     size_t want = r.replace_send < 0 ? r.total : std::min(r.total, r.flushed + r.staging.size());
     if (want < r.total) want &= ~(kWord - 1);  // whole words: only a last segment ends mid-word
-    if (want > r.granted && (want - r.granted >= kTilesSegmentBytes || want == r.total)) {
+    if (want > r.granted && (want - r.granted >= seg_bytes_ || want == r.total)) {
         r.granted = want;
         r.grant_due = true;
     }
@@ -442,7 +453,7 @@ bool TilesComm::push_sends() {
                 ++i;
                 continue;
             }
-            w[0] = uint64_t{s.tag} | (uint64_t(s.ctx) << 32) | (uint64_t{s.rts} << 40) | (uint64_t{s.direct} << 41);
+            w[0] = envelope_w0(s.tag, s.ctx, s.rts, s.direct);
             w[1] = uint64_t(s.bytes) | (uint64_t(slot) << 32);
             uint32_t n = 2;
             if (s.direct) {
@@ -452,7 +463,7 @@ bool TilesComm::push_sends() {
                 n = 5;
             }
             if (!s.rts) {
-                const size_t first = std::min(s.bytes, kEagerBytes);
+                const size_t first = std::min(s.bytes, eager_bytes_);
                 if (first != 0) std::memcpy(w + 2, s.buf, first);
                 n += words_for(first);
             }
@@ -465,7 +476,7 @@ bool TilesComm::push_sends() {
             s.envelope_out = true;
             any = true;
             if (!s.rts) {
-                s.pushed = std::min(s.bytes, kEagerBytes);
+                s.pushed = std::min(s.bytes, eager_bytes_);
                 s.granted = s.bytes;  // a streamed message's rest goes unasked
             }
         }
@@ -476,7 +487,7 @@ bool TilesComm::push_sends() {
             any = true;
         }
         while ((s.rts || s.streamed) && s.pushed < s.granted && credits_[s.dest] != 0) {
-            const size_t k = std::min({kTilesSegmentBytes, s.bytes - s.pushed, s.granted - s.pushed});
+            const size_t k = std::min({seg_bytes_, s.bytes - s.pushed, s.granted - s.pushed});
             w[0] = uint64_t{s.rts ? s.recv_id : static_cast<uint32_t>(slot)} | (uint64_t(s.pushed) << 32);
             std::memcpy(w + 1, s.buf + s.pushed, k);
             if (!push(s.dest, s.rts ? kData : kMore, w, 1 + words_for(k), s.pushed + k == s.bytes)) break;
@@ -545,18 +556,18 @@ void TilesComm::check_peers(const char* call) {
         if (!r.live || r.done) continue;
         // (A sendrecv_replace's receive may have every byte and wait only for its own send.)
         if (r.matched && r.received < r.total && gone(r.msrc))
-            fail(call, who(r.msrc) + " finished before sending all of its message");
+            fail(call, who(r.ctx, r.msrc) + " finished before sending all of its message");
         if (!r.matched && r.source != any_source && gone(r.source))
-            fail(call, "waiting for a message from " + who(r.source) + ", which has finished without sending it");
+            fail(call, "waiting for a message from " + who(r.ctx, r.source) + ", which has finished without sending it");
         if (!r.matched && r.source == any_source) {
-            bool all_gone = true;
-            for (int p = 0; p < size(); ++p) all_gone &= p == rank_ || finished(p);
+            bool all_gone = true;  // of the receive's communicator
+            for (int p : group_of(r.ctx).world) all_gone &= p == rank_ || finished(p);
             if (all_gone) fail(call, "waiting for a message from any rank, and every other rank has finished");
         }
     }
     for (const SendOp& s : sends_)
         if (s.live && !s.done && gone(s.dest))
-            fail(call, "sending to " + who(s.dest) + ", which has finished without receiving the message");
+            fail(call, "sending to " + who(s.ctx, s.dest) + ", which has finished without receiving the message");
 }
 
 }  // namespace tp::mp::detail

@@ -31,12 +31,14 @@
 // Thread-safety: the rank's own thread only; `finished` flags of peers are read with acquire.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tilepipe/mp.hpp"
@@ -80,15 +82,38 @@ struct TilesShared {
     std::unique_ptr<Refused[]> refused;
 };
 
+// A communicator as one rank's engine sees it: the world, or one split() made. Its members'
+// world ranks in its rank order, and its contexts (tiles_wire.hpp): messages carry them, so a
+// communicator's never match another's. Operations post world ranks; what a user sees
+// (statuses, errors) is translated back through `local`.
+struct Group {
+    uint32_t id = 0;           // 0: the world
+    int rank = 0;              // this rank's rank in it
+    std::vector<int> world;    // member rank -> world rank
+    std::vector<int> local;    // world rank -> member rank, -1 for a non-member
+    std::vector<MeshTree> trees;  // per root, built on first use (the world's: TilesShared::trees)
+    uint32_t coll_seq = 0;     // collectives called on it so far
+    int size() const { return static_cast<int>(world.size()); }
+    int p2p_ctx() const { return static_cast<int>(2 * id); }
+    int coll_ctx() const { return static_cast<int>(2 * id + 1); }
+};
+
 class TilesComm final : public Comm {
 public:
     static constexpr size_t kEagerBytes = 125 * 8;
+    // What the replace buffer allows: an envelope's data and a segment hold no more than it
+    // (below 1008 bytes, every message of the world moves in pieces of the buffer's size, as
+    // a buffered MPI moves them). A blocking send longer than an envelope holds is offered
+    // for a direct copy: one copy instead of two through queue slots.
+    static constexpr size_t eager_bytes_for(size_t buffer) { return std::min(kEagerBytes, buffer & ~size_t{7}); }
+    static constexpr size_t segment_bytes_for(size_t buffer) { return std::min(kTilesSegmentBytes, buffer & ~size_t{7}); }
 
-    TilesComm(TilesShared& shared, int rank);
+    TilesComm(TilesShared& shared, int rank, Team& team);
     int rank() const override { return rank_; }
+    Team& team() override { return team_; }
     int size() const override { return static_cast<int>(shared_.tile_of_rank.size()); }
     const char* backend() const override { return "tiles"; }
-    void barrier() override;
+    void barrier() override { g_barrier(world()); }
     // Operations started and never waited (checked when the rank's function returns).
     size_t live_requests() const;
     // The most bytes a sendrecv_replace ever held staged at once on this rank (its ring holds
@@ -98,20 +123,72 @@ public:
     // delivered, only a peer that is busy elsewhere for that long causes one.
     uint64_t park_timeouts() const { return bell_->park_timeouts(); }
 
+    // The operations on a communicator `g` of this rank (the world's overrides below pass the
+    // world; TilesSubComm its own group). Ranks are g's; messages carry g's contexts.
+    void g_send(Group& g, const void* buf, size_t bytes, int dest, int tag);
+    RawStatus g_recv(Group& g, void* buf, size_t cap, int source, int tag);
+    Request g_isend(Group& g, const void* buf, size_t bytes, int dest, int tag);
+    Request g_irecv(Group& g, void* buf, size_t cap, int source, int tag);
+    RawStatus g_sendrecv(Group& g, const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap,
+                         int source, int rtag);
+    RawStatus g_replace(Group& g, void* buf, size_t bytes, int dest, int stag, int source, int rtag);
+    void g_barrier(Group& g);
+    void g_bcast(Group& g, void* buf, size_t bytes, int root);
+    void g_reduce(Group& g, const void* send, void* recv, int count, Type t, Op op, int root);
+    void g_allreduce(Group& g, const void* send, void* recv, int count, Type t, Op op, const char* call = "allreduce");
+    std::unique_ptr<Comm> g_split(Group& g, int color, int key);
+    // wait() and test() on a request of any of this rank's communicators (its slot names it).
+    RawStatus g_wait(Request& r);
+    bool g_test(Request& r, RawStatus& out);
+    // Sets the communicator whose rank an error names while a call on it runs.
+    struct Scope {
+        TilesComm& comm;
+        Group* saved;
+        Scope(TilesComm& c, Group& g) : comm(c), saved(c.cur_) { c.cur_ = &g; }
+        ~Scope() { comm.cur_ = saved; }
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+    };
+    // An error of the call now running, naming this rank in its communicator (hides Comm::fail).
+    [[noreturn]] void fail(const std::string& call, const std::string& what) const {
+        throw Error(cur_->rank, call, what);
+    }
+
 protected:
-    void send_bytes(const void* buf, size_t bytes, int dest, int tag) override;
-    RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) override;
-    Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) override;
-    Request irecv_bytes(void* buf, size_t cap, int source, int tag) override;
-    RawStatus wait_raw(Request& r) override;
+    void send_bytes(const void* buf, size_t bytes, int dest, int tag) override { g_send(world(), buf, bytes, dest, tag); }
+    RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) override {
+        return g_recv(world(), buf, cap, source, tag);
+    }
+    Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) override {
+        return g_isend(world(), buf, bytes, dest, tag);
+    }
+    Request irecv_bytes(void* buf, size_t cap, int source, int tag) override {
+        return g_irecv(world(), buf, cap, source, tag);
+    }
+    RawStatus wait_raw(Request& r) override { return g_wait(r); }
     RawStatus sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap, int source,
-                             int rtag) override;
-    RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) override;
-    void bcast_bytes(void* buf, size_t bytes, int root) override;
-    void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) override;
-    void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) override;
+                             int rtag) override {
+        return g_sendrecv(world(), sbuf, sbytes, dest, stag, rbuf, rcap, source, rtag);
+    }
+    RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) override {
+        return g_replace(world(), buf, bytes, dest, stag, source, rtag);
+    }
+    void bcast_bytes(void* buf, size_t bytes, int root) override { g_bcast(world(), buf, bytes, root); }
+    void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) override {
+        g_reduce(world(), send, recv, count, t, op, root);
+    }
+    void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) override {
+        g_allreduce(world(), send, recv, count, t, op);
+    }
+    bool test_raw(Request& r, RawStatus& out) override { return g_test(r, out); }
+    std::unique_ptr<Comm> split_raw(int color, int key) override { return g_split(world(), color, key); }
 
 private:
+    Group& world() { return *groups_[0]; }
+    Group& group_of(int ctx) const { return *groups_[static_cast<size_t>(ctx) >> 1]; }
+    // "rank R" for world rank `r`, R its rank in the communicator of context `ctx`.
+    std::string who(int ctx, int r) const { return "rank " + std::to_string(group_of(ctx).local[r]); }
+    const MeshTree& tree(Group& g, int root);
     struct SendOp {
         bool live = false, done = false;
         bool direct = false;        // offered for a direct copy (see the top)
@@ -205,14 +282,19 @@ private:
 
     // Collectives: messages on context 1, tagged with (kind, root, sequence) so that a
     // mismatched call is recognised.
-    enum Kind : uint32_t { kBarrierUp = 1, kBarrierDown, kBcast, kReduce, kAllreduceUp, kAllreduceDown };
-    uint32_t coll_tag(Kind k, int root) const { return (uint32_t(k) << 28) | (uint32_t(root) << 16) | (coll_seq_ & 0xffff); }
-    void coll_send(const void* buf, size_t bytes, int dest, uint32_t tag, const char* call);
-    void coll_recv(void* buf, size_t bytes, int source, uint32_t tag, const char* call);
-    void tree_bcast(void* buf, size_t bytes, int root, Kind k, const char* call);
-    void tree_reduce(const void* send, void* recv, int count, Type t, Op op, int root, Kind k, const char* call);
+    // Kinds 1..8 (4 bits of the tag); split runs an allreduce of its own kinds.
+    enum Kind : uint32_t { kBarrierUp = 1, kBarrierDown, kBcast, kReduce, kAllreduceUp, kAllreduceDown, kSplitUp, kSplitDown };
+    static uint32_t coll_tag(const Group& g, Kind k, int root) {
+        return (uint32_t(k) << 28) | (uint32_t(root) << 16) | (g.coll_seq & 0xffff);
+    }
+    void coll_send(Group& g, const void* buf, size_t bytes, int dest, uint32_t tag, const char* call);
+    void coll_recv(Group& g, void* buf, size_t bytes, int source, uint32_t tag, const char* call);
+    void tree_bcast(Group& g, void* buf, size_t bytes, int root, Kind k, const char* call);
+    void tree_reduce(Group& g, const void* send, void* recv, int count, Type t, Op op, int root, Kind k,
+                     const char* call);
 
     TilesShared& shared_;
+    Team& team_;  // the rank's tiles (TilesTeam, or one tile)
     noc::MessageNetwork& net_;
     const int rank_;
     const uint32_t credits_max_;
@@ -227,19 +309,80 @@ private:
     std::deque<Unexpected> unexpected_;
     std::vector<Stream> streams_;
     uint64_t next_uid_ = 0;
-    const size_t eager_max_;  // longest eager message: a few segments, within the replace ring
+    const size_t eager_bytes_;  // longest message its envelope holds (eager_bytes_for)
+    const size_t seg_bytes_;    // one data segment's payload (segment_bytes_for)
+    const size_t eager_max_;    // longest eager message: a few segments, within the replace ring
     std::vector<uint32_t> credits_;  // per destination: segments it can still take
     std::vector<uint32_t> owed_;     // per source: segments popped, credits not yet returned
     uint32_t next_msgid_ = 0;
     uint64_t next_gen_ = 0;
     std::deque<TilesShared::Handoff>& handoffs_;  // this rank's, by send slot
-    uint32_t coll_seq_ = 0;
+    std::vector<std::unique_ptr<Group>> groups_;  // by id; a split's stays (its messages may still come)
+    Group* cur_ = nullptr;      // the communicator of the call running (see Scope)
+    uint32_t next_group_ = 1;   // the least id this rank may give a new communicator
     bool rearmed_ = false;     // a refused push set its bit anew since the last park announcement
     size_t replace_peak_ = 0;  // see replace_peak_bytes()
     noc::MessageNetwork::Route route_;  // of the last push (see push())
     int route_dest_ = -1;
     noc::Tag route_tag_ = 0;
     uint64_t scratch_[noc::kMaxPayload];
+};
+
+// A communicator split() made: a Group of the rank's engine, whose calls it forwards.
+class TilesSubComm final : public Comm {
+public:
+    TilesSubComm(TilesComm& engine, Group& g) : engine_(engine), g_(g) {}
+    int rank() const override { return g_.rank; }
+    int size() const override { return g_.size(); }
+    const char* backend() const override { return "tiles"; }
+    Team& team() override { return engine_.team(); }
+    void barrier() override { in([&] { engine_.g_barrier(g_); }); }
+
+protected:
+    void send_bytes(const void* buf, size_t bytes, int dest, int tag) override {
+        in([&] { engine_.g_send(g_, buf, bytes, dest, tag); });
+    }
+    RawStatus recv_bytes(void* buf, size_t cap, int source, int tag) override {
+        return in([&] { return engine_.g_recv(g_, buf, cap, source, tag); });
+    }
+    Request isend_bytes(const void* buf, size_t bytes, int dest, int tag) override {
+        return in([&] { return engine_.g_isend(g_, buf, bytes, dest, tag); });
+    }
+    Request irecv_bytes(void* buf, size_t cap, int source, int tag) override {
+        return in([&] { return engine_.g_irecv(g_, buf, cap, source, tag); });
+    }
+    RawStatus wait_raw(Request& r) override {
+        return in([&] { return engine_.g_wait(r); });
+    }
+    RawStatus sendrecv_bytes(const void* sbuf, size_t sbytes, int dest, int stag, void* rbuf, size_t rcap, int source,
+                             int rtag) override {
+        return in([&] { return engine_.g_sendrecv(g_, sbuf, sbytes, dest, stag, rbuf, rcap, source, rtag); });
+    }
+    RawStatus replace_bytes(void* buf, size_t bytes, int dest, int stag, int source, int rtag) override {
+        return in([&] { return engine_.g_replace(g_, buf, bytes, dest, stag, source, rtag); });
+    }
+    void bcast_bytes(void* buf, size_t bytes, int root) override { in([&] { engine_.g_bcast(g_, buf, bytes, root); }); }
+    void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) override {
+        in([&] { engine_.g_reduce(g_, send, recv, count, t, op, root); });
+    }
+    void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) override {
+        in([&] { engine_.g_allreduce(g_, send, recv, count, t, op); });
+    }
+    bool test_raw(Request& r, RawStatus& out) override {
+        return in([&] { return engine_.g_test(r, out); });
+    }
+    std::unique_ptr<Comm> split_raw(int color, int key) override {
+        return in([&] { return engine_.g_split(g_, color, key); });
+    }
+
+private:
+    template <typename F>
+    auto in(F&& f) -> decltype(f()) {
+        const TilesComm::Scope scope(engine_, g_);
+        return f();
+    }
+    TilesComm& engine_;
+    Group& g_;
 };
 
 // Waits until done(), driving progress and following the wait policy (a template: the

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/mp/tiles_comm.hpp"
+#include "framework/mp/tiles_team.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/topology/placement.hpp"
 
@@ -18,10 +19,12 @@ namespace {
 void check(const TilesOptions& o) {
     if (o.ranks < 1) throw std::invalid_argument("tiles: --ranks must be at least 1, not " + std::to_string(o.ranks));
     if (o.ranks > 4096) throw std::invalid_argument("tiles: at most 4096 ranks, not " + std::to_string(o.ranks));
+    if (o.tiles_per_rank < 1 || o.tiles_per_rank > 64)
+        throw std::invalid_argument("tiles: --tiles-per-rank must be 1..64, not " + std::to_string(o.tiles_per_rank));
     if (o.credits < 2) throw std::invalid_argument("tiles: credits must be at least 2, not " + std::to_string(o.credits));
-    if (o.replace_buffer < kTilesSegmentBytes)
-        throw std::invalid_argument("tiles: the sendrecv_replace buffer must hold one segment (" +
-                                    std::to_string(kTilesSegmentBytes) + " bytes), not " +
+    if (o.replace_buffer < kTilesMinReplaceBuffer)
+        throw std::invalid_argument("tiles: the sendrecv_replace buffer must be at least " +
+                                    std::to_string(kTilesMinReplaceBuffer) + " bytes, not " +
                                     std::to_string(o.replace_buffer));
 }
 
@@ -67,30 +70,39 @@ void run_tiles(const TilesOptions& options, const std::function<void(Comm&)>& fn
 void run_tiles(const TilesOptions& options, const WaitPolicy& wait, const std::function<void(Comm&)>& fn) {
     check(options);
     const size_t n = static_cast<size_t>(options.ranks);
-    Topology topo = Topology::preset(options.topology.empty() ? "host" : options.topology, n);
+    // Rank r owns nodes r*T .. r*T + T - 1 of the placement: a run of consecutive tiles.
+    const size_t per = static_cast<size_t>(options.tiles_per_rank), nodes = n * per;
+    Topology topo = Topology::preset(options.topology.empty() ? "host" : options.topology, nodes);
     PlacementRequest req;
-    req.nodes = n;
+    req.nodes = nodes;
     req.policy = placement_policy(options.placement);
-    for (size_t r = 0; r + 1 < n; ++r) req.edges.push_back(TrafficEdge{r, r + 1, 1.0});
+    for (size_t r = 0; r + 1 < nodes; ++r) req.edges.push_back(TrafficEdge{r, r + 1, 1.0});
     std::vector<int> tiles;
     try {
         tiles = place_nodes(topo, req);
     } catch (const PlacementError& e) {
-        throw std::invalid_argument("tiles: cannot place " + std::to_string(n) + " ranks on " + topo.name() + ": " +
-                                    e.what());
+        throw std::invalid_argument("tiles: cannot place " + std::to_string(n) + " ranks" +
+                                    (per > 1 ? " of " + std::to_string(per) + " tiles" : std::string()) + " on " +
+                                    topo.name() + ": " + e.what());
     }
     const ThreadMap threads = map_tiles_to_cpus(topo, tiles, allowed_cpus(), false);
-    detail::TilesShared shared(options, wait, std::move(topo), tiles);
+    auto cpu_of = [&](size_t node) { return threads.cpu_of_thread[threads.thread_of_node[node]]; };
+    std::vector<int> first_tiles(n);
+    for (size_t r = 0; r < n; ++r) first_tiles[r] = tiles[r * per];
+    detail::TilesShared shared(options, wait, std::move(topo), first_tiles);
 
     FirstError error;
     std::vector<std::thread> pool;
     pool.reserve(n);
     for (size_t r = 0; r < n; ++r) {
         pool.emplace_back([&, r] {
-            if (options.pin) pin_current_thread(threads.cpu_of_thread[threads.thread_of_node[r]]);
+            if (options.pin) pin_current_thread(cpu_of(r * per));
             const int rank = static_cast<int>(r);
             try {
-                detail::TilesComm comm(shared, rank);
+                std::vector<int> helper_cpus;
+                for (size_t t = 1; t < per; ++t) helper_cpus.push_back(cpu_of(r * per + t));
+                detail::TilesTeam team(rank, options.tiles_per_rank, std::move(helper_cpus), options.pin);
+                detail::TilesComm comm(shared, rank, team);
                 fn(comm);
                 if (const size_t live = comm.live_requests(); live != 0)
                     throw Error(rank, "finalize", std::to_string(live) + " request(s) started and never waited");

@@ -20,6 +20,8 @@ namespace tp::mp {
 
 // One segment's payload in bytes (the network's longest message less the data header).
 inline constexpr size_t kTilesSegmentBytes = 126 * 8;
+// The least replace buffer (TilesOptions::replace_buffer): the Epiphany study's 256 bytes.
+inline constexpr size_t kTilesMinReplaceBuffer = 256;
 
 // The wait policy of run_tiles (tilepipe/mp.hpp): the runtime's, without its yield phase.
 WaitPolicy tiles_wait_policy();

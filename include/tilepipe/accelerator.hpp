@@ -73,6 +73,10 @@ struct AcceleratorOptions {
     /// CPU from this process's affinity mask (the first one left to the caller) when there are
     /// enough, and stays unpinned otherwise.
     std::vector<int> cpus;
+    /// False: no worker is pinned (`cpus` ignored), each runs where the scheduler puts it, as
+    /// an unpinned caller does (several accelerators beside each other then do not all pin
+    /// onto the first CPUs of the mask).
+    bool pin = true;
     /// Thread name prefix (visible in top/perf), e.g. `accel` gives `accel-w0`, `accel-w1`.
     std::string name = "accel";
 };

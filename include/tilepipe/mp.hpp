@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,9 @@ inline constexpr int any_tag = -1;
 inline constexpr int proc_null = -2;
 /// The largest tag (MPI guarantees at least this).
 inline constexpr int tag_ub = 32767;
+/// A split color that puts the calling rank in no new communicator (MPI_UNDEFINED):
+/// Comm::split returns nullptr there.
+inline constexpr int undefined = -32766;
 
 /// An error of one rank's call: what() reads "rank R: CALL: what" (e.g. "rank 2: send:
 /// destination rank 3 is out of range (size 3)").
@@ -75,22 +79,37 @@ private:
     std::string call_;
 };
 
-/// An element type of a reduction (Byte: anything else, moved as bytes).
-enum class Type { Byte, Int, Float, Double };
-/// A reduction's operation.
-enum class Op { Sum, Max, Min };
+/// A value and the index it came from, the element of a MinLoc/MaxLoc reduction
+/// (MPI_DOUBLE_INT: the same layout, so the mpi backend passes it as it is).
+struct DoubleInt {
+    double value = 0;  ///< compared
+    int index = 0;     ///< carried along: the index of the winning value (ties: the lowest index)
+};
 
-/// The Type of T: Int, Float, Double, or Byte for any other type.
+/// An element type of a reduction (Byte: anything else, moved as bytes).
+enum class Type { Byte, Int, Float, Double, UInt64, DoubleInt };
+/// A reduction's operation. Sum, Max and Min take Int, Float, Double and UInt64 elements
+/// (UInt64 sums wrap modulo 2^64, as unsigned arithmetic does); MinLoc and MaxLoc take
+/// DoubleInt elements only (MPI_MINLOC/MPI_MAXLOC: the least/greatest value with its index,
+/// the lowest index among equal values). Another pairing is an mp::Error.
+enum class Op { Sum, Max, Min, MinLoc, MaxLoc };
+
+/// The Type of T: Int, Float, Double, UInt64 (uint64_t), DoubleInt, or Byte for any other type.
 template <typename T>
 constexpr Type type_of() {
     if constexpr (std::is_same_v<T, int>) return Type::Int;
     else if constexpr (std::is_same_v<T, float>) return Type::Float;
     else if constexpr (std::is_same_v<T, double>) return Type::Double;
+    else if constexpr (std::is_same_v<T, uint64_t>) return Type::UInt64;
+    else if constexpr (std::is_same_v<T, DoubleInt>) return Type::DoubleInt;
     else return Type::Byte;
 }
 /// Bytes of one element of `t` (1 for Byte).
 size_t type_size(Type t);
-/// Combines `count` elements of type `t` of `in` into `acc` by `op` (a backend's reduction step).
+/// Whether a reduction may combine elements of `t` by `op` (see Op).
+bool op_fits(Type t, Op op);
+/// Combines `count` elements of type `t` of `in` into `acc` by `op` (a backend's reduction
+/// step; a pairing op_fits refuses leaves `acc` as it is).
 void combine(void* acc, const void* in, int count, Type t, Op op);
 
 /// What a completed receive got.
@@ -101,9 +120,9 @@ struct Status {
     size_t bytes = 0;        ///< the message's length in bytes
 };
 
-/// A pending isend or irecv; complete it with Comm::wait or Comm::waitall, once. Every request
-/// started must be waited before the rank's function returns (the tiles backend reports one
-/// that was not).
+/// A pending isend or irecv; complete it with Comm::wait or Comm::waitall, or with a
+/// Comm::test that returns true, once. Every request started must be completed before the
+/// rank's function returns (the tiles backend reports one that was not).
 struct Request {
     int slot = -1;      ///< the backend's operation; -1: nothing to wait for (proc_null, or waited)
     uint32_t elem = 1;  ///< element size of the receive, for Status::count
@@ -118,10 +137,30 @@ struct RawStatus {
 
 class Cart;
 
-/// One rank's communicator over every rank of the run (MPI_COMM_WORLD). The calls are
-/// templates over the element type T (any trivially copyable type; reductions: int, float or
-/// double); `count` is in elements. Each call throws mp::Error for a bad argument, a truncated
-/// receive, or (tiles) a mismatched collective or a peer that finished first.
+/// The tiles a rank owns (TilesOptions::tiles_per_rank), for the hybrid model: the rank's
+/// thread and a helper thread on each of its other tiles, pinned as the rank's thread is,
+/// share its loops. Belongs to the rank's thread, which alone calls it.
+class Team {
+public:
+    virtual ~Team() = default;
+    /// The rank's tiles (1: its own thread alone, as every rank of the mpi backend).
+    virtual int size() const = 0;
+    /// Splits [0, n) into size() contiguous chunks, chunk t of about n / size() on tile t
+    /// (tile 0: the calling thread), and runs body(begin, end, t) on each at once; returns
+    /// when all are done. A tile always gets the same chunk for the same n, so data first
+    /// touched in one parallel_for (its pages placed near that tile) is used by the same
+    /// tile in the next. An exception out of a chunk comes out of parallel_for once the other
+    /// chunks have finished; with several tiles as mp::Error of the call "parallel_for"
+    /// saying what it was (and later loops on that team throw too: a tile failed).
+    virtual void parallel_for(size_t n, const std::function<void(size_t begin, size_t end, int tile)>& body) = 0;
+};
+
+/// One rank's communicator: over every rank of the run (MPI_COMM_WORLD, what run_tiles and
+/// run_mpi hand the rank's function), or over some of them (what split() returns). The calls
+/// are templates over the element type T (any trivially copyable type; reductions: int,
+/// float, double, uint64_t or DoubleInt); `count` is in elements. Each call throws
+/// mp::Error for a bad argument, a truncated receive, or (tiles) a mismatched collective or a
+/// peer that finished first.
 /// Thread-safety: only the rank's own thread calls it.
 class Comm {
 public:
@@ -132,6 +171,9 @@ public:
     virtual int size() const = 0;
     /// "tiles" or "mpi".
     virtual const char* backend() const = 0;
+    /// The tiles this rank owns and runs parallel loops on (see Team); a communicator from
+    /// split() shares its rank's team.
+    virtual Team& team();
 
     /// Sends `count` elements at `buf` to rank `dest` (or proc_null) with `tag` (0..tag_ub).
     /// Blocks until `buf` may be reused: a short message is copied out at once, a long one
@@ -169,6 +211,13 @@ public:
     Status wait(Request& r);
     /// wait() on each request, in order; their Statuses in the same order.
     std::vector<Status> waitall(std::span<Request> rs);
+    /// MPI_Test: never blocks. Drives this rank's messages on, then: true when the operation
+    /// of `r` is complete, which completes it as wait() would (its Status into `*status` when
+    /// `status` is not nullptr; `r` left empty); false when it is not yet (call again, or
+    /// wait()). An empty request gives true and an empty Status. A request that is not
+    /// pending (completed already by another call of the backend) and, on the tiles backend,
+    /// one whose peer has finished without its part throw mp::Error of the call "test".
+    bool test(Request& r, Status* status = nullptr);
 
     /// Sends `scount` elements of `sbuf` to `dest` and receives at most `rcount` elements into
     /// `rbuf` from `source`, both at once (no deadlock when two ranks exchange). Blocks until
@@ -202,20 +251,33 @@ public:
         bcast_bytes(buf, size_t(count) * sizeof(T), root);
     }
     /// Combines `count` elements of every rank's `send` by `op` into `recv` at `root` (`recv`
-    /// may be nullptr elsewhere). T: int, float or double. Collective.
+    /// may be nullptr elsewhere). T: int, float, double, uint64_t (Sum, Max, Min) or DoubleInt
+    /// (MinLoc, MaxLoc); another pairing throws mp::Error. Collective.
     template <typename T>
     void reduce(const T* send, T* recv, int count, Op op, int root) {
-        static_assert(type_of<T>() != Type::Byte, "reduce works on int, float and double");
+        static_assert(type_of<T>() != Type::Byte, "reduce works on int, float, double, uint64_t and DoubleInt");
         check_collective("reduce", count, sizeof(T), root);
+        check_op("reduce", type_of<T>(), op);
         reduce_raw(send, recv, count, type_of<T>(), op, root);
     }
     /// reduce() whose result lands in `recv` at every rank. Collective.
     template <typename T>
     void allreduce(const T* send, T* recv, int count, Op op) {
-        static_assert(type_of<T>() != Type::Byte, "allreduce works on int, float and double");
+        static_assert(type_of<T>() != Type::Byte, "allreduce works on int, float, double, uint64_t and DoubleInt");
         check_collective("allreduce", count, sizeof(T), 0);
+        check_op("allreduce", type_of<T>(), op);
         allreduce_raw(send, recv, count, type_of<T>(), op);
     }
+
+    /// MPI_Comm_split: a new communicator of the ranks that passed the same `color` (0 or
+    /// more), ranked by `key` (ties: by rank in this one), or nullptr for a rank that passed
+    /// mp::undefined. Collective over this communicator. The new one is a Comm like this one
+    /// (point-to-point, collectives, test, split, cart_create), whose messages never match
+    /// this one's; its ranks are its own (0..size()-1), and so are those its errors name.
+    /// Belongs to the calling rank's thread, and must not outlive the rank's function (nor,
+    /// on the tiles backend, be used after it). A negative color other than mp::undefined
+    /// throws mp::Error; the tiles backend holds up to 32767 communicators over a run.
+    std::unique_ptr<Comm> split(int color, int key);
 
     /// A Cartesian view of this communicator: `dims` (their product: size()), `periods` (one
     /// per dimension: does it wrap). Ranks in row-major order, the last dimension varying
@@ -249,6 +311,10 @@ protected:
     virtual void reduce_raw(const void* send, void* recv, int count, Type t, Op op, int root) = 0;
     /// allreduce(): as reduce_raw, the result at every rank.
     virtual void allreduce_raw(const void* send, void* recv, int count, Type t, Op op) = 0;
+    /// test(): completes the operation of `r` into `out` and returns true if it is complete.
+    virtual bool test_raw(Request& r, RawStatus& out) = 0;
+    /// split(): color (0 or more, or undefined) and key checked.
+    virtual std::unique_ptr<Comm> split_raw(int color, int key) = 0;
 
     /// Throws mp::Error "rank R: call: what".
     [[noreturn]] void fail(const std::string& call, const std::string& what) const { throw Error(rank(), call, what); }
@@ -258,6 +324,7 @@ private:
     bool check_send(const char* call, int count, size_t elem, int dest, int tag) const;
     bool check_recv(const char* call, int count, size_t elem, int source, int tag) const;
     void check_collective(const char* call, int count, size_t elem, int root) const;
+    void check_op(const char* call, Type t, Op op) const;
     template <typename T>
     static Status typed(const RawStatus& s) {
         return Status{s.source, s.tag, static_cast<int>(s.bytes / sizeof(T)), s.bytes};
@@ -301,9 +368,17 @@ struct TilesOptions {
     int ranks = 4;                     ///< threads, one per rank (1..4096)
     std::string topology;              ///< a mesh preset (epiphany16, tilepro64, ...); empty: the host's CPUs
     std::string placement = "linear";  ///< linear, snake or compact (rank r on the r-th tile placed)
-    size_t replace_buffer = 65536;     ///< bytes sendrecv_replace stages at most (at least 1008)
+    /// Bytes sendrecv_replace stages at most (at least 256). Below 1008 bytes (one segment of
+    /// the network) it also bounds every message's pieces: an envelope carries at most this
+    /// many bytes, and longer messages move in segments of this size (rounded down to 8).
+    size_t replace_buffer = 65536;
     uint32_t credits = 32;             ///< segments in flight from one rank to another (at least 2)
     bool pin = true;                   ///< pin each rank's thread to its tile's CPU
+    /// Tiles each rank owns (1..64): a run of this many consecutive tiles in the placement's
+    /// order (with `linear` on a mesh, along a row), the rank's thread on the first and, for
+    /// its Team, a helper thread on each other one (pinned to its tile's CPU when `pin`). The
+    /// mesh holds ranks x tiles_per_rank tiles; messages leave from each rank's first tile.
+    int tiles_per_rank = 1;
 };
 
 /// Runs `fn` once per rank, each on a thread of its own with that rank's Comm, and returns

@@ -1,5 +1,5 @@
-// `tilepipe bench mp-pingpong`'s options as a user reads them: --backend names the one backend
-// measured (without it, both), and a backend it does not know is refused.
+// The message-passing benches as a user reads them (mp-pingpong's --backend, mp-shift's
+// sweeps and fit, --sizes, hybrid --runs), and the FastFlow study's ff-grain and ff-matmul.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -33,6 +33,80 @@ TEST(BenchMp, PingpongMeasuresOnlyTheBackendNamed) {
     const CommandResult bad = tilepipe("bench mp-pingpong --backend shm --rounds 1 --reps 1");
     EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
     EXPECT_NE(bad.err.find("--backend: 'shm' (known: tiles, mpi)"), std::string::npos) << bad.err;
+}
+
+TEST(BenchMp, ShiftSweepsSizesAndBuffersAndFitsTheModel) {
+    const std::string json = tmp_path("shift.json");
+    const CommandResult r =
+        tilepipe("bench mp-shift --backend tiles --ranks 2 --sizes 256,2048 --buffers 256,1008 --reps 5 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 8u);  // 2 grids x 2 sizes x 2 buffers
+    std::set<size_t> pieces;
+    for (const auto& row : j["rows"]) pieces.insert(row["pieces"].get<size_t>());
+    EXPECT_EQ(pieces, (std::set<size_t>{1, 3, 8}));  // 2048 B in 256-byte and 1008-byte pieces
+    ASSERT_EQ(j["fit"].size(), 2u);                  // tiles 1d, tiles 2d
+    for (const auto& f : j["fit"]) EXPECT_FALSE(f["alpha1_us"].is_null()) << f.dump();
+    EXPECT_NE(r.out.find("alpha1"), std::string::npos) << r.out;
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-shift --backend tiles --buffers 100");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--buffers: 100 is below 256 bytes"), std::string::npos) << bad.err;
+}
+
+TEST(BenchMp, SizesSweepAKernelARowPerSize) {
+    const std::string json = tmp_path("sizes.json");
+    const CommandResult r =
+        tilepipe("bench mp-stencil --backend tiles --ranks 2 --sizes 16,32 --iters 2 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][1]["size"], 32);
+    EXPECT_TRUE(j["rows"][1]["verified"].get<bool>());
+    EXPECT_EQ(j["style"], "study");
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-fft --backend tiles --ranks 2 --sizes 16,48");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--size 48 on 2 ranks: the size must be a power of two"), std::string::npos) << bad.err;
+}
+
+TEST(BenchMp, HybridRanksRepeatedReportTheirSpread) {
+    const std::string json = tmp_path("hybrid.json");
+    const CommandResult r =
+        tilepipe("bench mp-stencil --ranks 2 --tiles-per-rank 2 --size 16 --iters 2 --runs 3 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["runs"].size(), 3u);
+    EXPECT_EQ(j["tiles_per_rank"], 2);
+    EXPECT_TRUE(j["runs"][2]["verified"].get<bool>());
+    EXPECT_LE(j["gflops"]["min"].get<double>(), j["gflops"]["median"].get<double>());
+    EXPECT_NE(r.out.find("3 runs: GFLOPS median"), std::string::npos) << r.out;
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench mp-stencil --backend mpi --tiles-per-rank 2");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--tiles-per-rank is the tiles backend's"), std::string::npos) << bad.err;
+}
+
+// The FastFlow study's Figs. 6 and 9 on the accelerator: a `scaling` report a row per
+// (grain or M, workers), and bad counts refused.
+TEST(BenchFf, GrainAndMatmulWriteScalingReports) {
+    const std::string json = tmp_path("ff.json");
+    CommandResult r = tilepipe("bench ff-grain --grain-us 10,100 --workers 1,2 --work-ms 2 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["bench"], "scaling");
+    EXPECT_EQ(j["rows"].size(), 4u);
+    EXPECT_GT(j["rows"][3]["speedup"].get<double>(), 0);
+    r = tilepipe("bench ff-matmul --m 8,16 --workers 2 --tasks 10 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = nlohmann::json::parse(read_file(json));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][1]["m"], 16);
+    EXPECT_GT(j["rows"][1]["gflops"].get<double>(), 0);
+    fs::remove(json);
+    const CommandResult bad = tilepipe("bench ff-matmul --m 0");
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--m: '0' is not a positive count"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
     for (std::string line; std::getline(usage, line);) {
         std::smatch m;
         if (!std::regex_search(line, m, std::regex("^tilepipe (run|validate|topo|stages|plot|watch|bench pingpong|bench stream|bench asym|bench latency|bench mapvec|"
-                                                   "bench accel|bench mp-sgemm|bench mp-pingpong)\\b")))
+                                                   "bench accel|bench mp-sgemm|bench mp-pingpong|bench mp-shift)\\b")))
             continue;
         ++commands;
         const CommandResult help = tilepipe(m[1].str() + " --help");
@@ -194,7 +194,7 @@ TEST(CliUsage, ReadmeUsageMatchesEachCommandsHelp) {
             EXPECT_NE(text.find(it->str()), std::string::npos) << "README: `" << line << "` names " << it->str()
                                                              << ", which `" << m[1] << " --help` does not list";
     }
-    EXPECT_EQ(commands, 14) << "run, validate, topo, stages, plot, watch and the eight benches each have a usage line";
+    EXPECT_EQ(commands, 15) << "run, validate, topo, stages, plot, watch and the nine benches each have a usage line";
     EXPECT_NE(readme.find("\ntilepipe --version\n"), std::string::npos);
     EXPECT_NE(tilepipe("--help").out.find("--version"), std::string::npos);
 }

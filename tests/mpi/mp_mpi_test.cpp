@@ -1,8 +1,11 @@
 // The message-passing API on the mpi backend, run by `mpirun -np 4`: the semantics the tiles
 // backend's suite checks (tags, wildcards, order, counts, truncation, collectives against
-// serial loops, Cartesian shifts, sendrecv_replace) and every kernel against its serial
-// reference. Exits 0 when every rank passed; a failed check aborts all ranks with a message.
+// serial loops, Cartesian shifts, sendrecv_replace, test, MinLoc/MaxLoc and uint64_t
+// reductions, split communicators), every kernel in both styles against its serial
+// reference, and mp-shift's shifts on both grids. Exits 0 when every rank passed; a failed check aborts all ranks with a message.
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,12 +117,78 @@ void cart_and_replace(Comm& c) {
     CHECK(st.count == 50000 && v[0] == (r + n - 1) % n && v[49999] == (r + n - 1) % n);
 }
 
+void test_and_reductions(Comm& c) {
+    const int n = c.size(), r = c.rank();
+    // test: false before the peer sends (it sends after the barrier), then true with the status.
+    const int peer = r ^ 1;
+    if (peer < n) {
+        int v = -1;
+        Request rq = c.irecv(&v, 1, peer, 21);
+        CHECK(!c.test(rq));
+        c.barrier();
+        c.send(&r, 1, peer, 21);
+        Status st;
+        while (!c.test(rq, &st)) {
+        }
+        CHECK(v == peer && st.source == peer && st.tag == 21 && st.count == 1 && rq.slot == -1);
+        CHECK(c.test(rq));
+    } else {
+        c.barrier();
+    }
+    // MinLoc/MaxLoc: ties keep the lowest index; uint64_t sums past 32 bits and wrap.
+    DoubleInt in[2] = {{double(r % 2), 10 + r}, {double(r), r}}, lo[2], hi[2];
+    c.allreduce(in, lo, 2, Op::MinLoc);
+    c.allreduce(in, hi, 2, Op::MaxLoc);
+    CHECK(lo[0].value == 0 && lo[0].index == 10 && lo[1].index == 0);
+    CHECK(hi[0].value == (n > 1 ? 1 : 0) && hi[0].index == (n > 1 ? 11 : 10) && hi[1].index == n - 1);
+    const uint64_t u[2] = {(uint64_t{1} << 40) + uint64_t(r), ~uint64_t{0}};
+    uint64_t us[2];
+    c.reduce(u, us, 2, Op::Sum, 0);
+    if (r == 0) CHECK(us[0] == uint64_t(n) * (uint64_t{1} << 40) + uint64_t(n) * (n - 1) / 2 && us[1] == uint64_t(0) - n);
+    bool threw = false;
+    try {
+        c.allreduce(in, lo, 2, Op::Sum);
+    } catch (const Error& e) {
+        threw = std::string(e.what()).find("allreduce: op sum does not take DoubleInt") != std::string::npos;
+    }
+    CHECK(threw);
+}
+
+void split(Comm& c) {
+    const int n = c.size(), r = c.rank();
+    std::unique_ptr<Comm> half = c.split(r % 2, -r);  // reversed order within each parity
+    const int m = (n - r % 2 + 1) / 2;
+    CHECK(half && half->size() == m && half->rank() == m - 1 - r / 2);
+    int sum = 0;
+    half->allreduce(&r, &sum, 1, Op::Sum);
+    int want = 0;
+    for (int p = r % 2; p < n; p += 2) want += p;
+    CHECK(sum == want);
+    // A ring in the half: any_source names the half's rank of the sender.
+    if (m > 1) {
+        const int right = (half->rank() + 1) % m, left = (half->rank() + m - 1) % m;
+        const int h = 500 + r;
+        half->send(&h, 1, right, 9);
+        int got = 0;
+        Status st = half->recv(&got, 1, any_source, 9);
+        CHECK(st.source == left);
+    }
+    CHECK(c.team().size() == 1 && &half->team() == &c.team());  // an mpi rank: its own thread
+    std::unique_ptr<Comm> none = c.split(r == 0 ? undefined : 1, 0);
+    CHECK((none == nullptr) == (r == 0));
+    c.barrier();
+}
+
 void kernels_verify(Comm& c) {
     using namespace tp::mp::kernels;
     CHECK(sgemm(c, 64).verified);
     CHECK(nbody(c, 256).verified);
     CHECK(stencil(c, 64, 10).verified);
     CHECK(fft2d(c, 64).verified);
+    CHECK(sgemm(c, 64, Style::Tilepipe).verified && nbody(c, 256, Style::Tilepipe).verified);
+    CHECK(stencil(c, 64, 10, Style::Tilepipe).verified && fft2d(c, 64, Style::Tilepipe).verified);
+    const std::vector<ShiftRow> rows = shift(c, {8, 3000}, 3);
+    CHECK(rows.size() == 4 && rows[3].us > 0);
 }
 
 }  // namespace
@@ -130,6 +199,8 @@ int main(int argc, char** argv) {
         truncation(c);
         collectives(c);
         cart_and_replace(c);
+        test_and_reductions(c);
+        split(c);
         kernels_verify(c);
         if (c.rank() == 0) std::printf("mp_mpi_test: %d ranks passed\n", c.size());
     });

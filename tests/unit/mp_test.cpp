@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tilepipe/mp.hpp"
+#include "tests/support/mp_run.hpp"
 #include "framework/mp/mesh_tree.hpp"
 #include "framework/mp/tiles_comm.hpp"
 #include "framework/mp/tiles_world.hpp"
@@ -23,25 +24,10 @@
 #include "framework/topology/topology.hpp"
 
 using namespace tp::mp;
+using tp::mp::test::error_of;
+using tp::mp::test::ranks;
 
 namespace {
-
-TilesOptions ranks(int n) {
-    TilesOptions o;
-    o.ranks = n;
-    o.pin = false;
-    return o;
-}
-
-// The message of the error run_tiles throws (empty if none).
-std::string error_of(const TilesOptions& o, const std::function<void(Comm&)>& fn) {
-    try {
-        run_tiles(o, fn);
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::vector<int> pattern(int n, int seed) {
     std::vector<int> v(n);
@@ -118,37 +104,43 @@ TEST(MpP2p, LongMessagesInSegmentsKeepOrderAndContent) {
 
 TEST(MpP2p, MessagesOfEverySizeArriveWholeWhetherReceivedBeforeOrAfter) {
     // Across the envelope's eager limit, the streamed eager range and granted messages, with
-    // the receive posted after the message arrived (unexpected) or before (matched).
-    const std::vector<int> bytes = {0, 8, 1000, 1001, 2016, 5000, 10000, 16120, 16200, 40000};
-    run_tiles(ranks(2), [&](Comm& c) {
-        const int m = static_cast<int>(bytes.size());
-        if (c.rank() == 0) {
-            std::vector<std::vector<char>> out(m);
-            std::vector<Request> rq;
-            for (int i = 0; i < m; ++i) {
-                out[i].resize(bytes[i]);
-                for (int k = 0; k < bytes[i]; ++k) out[i][k] = static_cast<char>(k * 7 + i);
-                rq.push_back(c.isend(out[i].data(), bytes[i], 1, i));
+    // the receive posted after the message arrived (unexpected) or before (matched); and with
+    // a 256-byte replace buffer, where envelopes and segments shrink to 256 bytes.
+    const std::vector<int> bytes = {0, 8, 255, 256, 257, 1000, 1001, 2016, 5000, 10000, 16120, 16200, 40000};
+    for (size_t buffer : {size_t{65536}, size_t{256}}) {
+        SCOPED_TRACE(buffer);
+        TilesOptions o = ranks(2);
+        o.replace_buffer = buffer;
+        run_tiles(o, [&](Comm& c) {
+            const int m = static_cast<int>(bytes.size());
+            if (c.rank() == 0) {
+                std::vector<std::vector<char>> out(m);
+                std::vector<Request> rq;
+                for (int i = 0; i < m; ++i) {
+                    out[i].resize(bytes[i]);
+                    for (int k = 0; k < bytes[i]; ++k) out[i][k] = static_cast<char>(k * 7 + i);
+                    rq.push_back(c.isend(out[i].data(), bytes[i], 1, i));
+                }
+                c.barrier();  // the receiver posts nothing before this
+                c.waitall(rq);
+                for (int i = 0; i < m; ++i) c.send(out[i].data(), bytes[i], 1, 100 + i);
+            } else {
+                c.barrier();
+                std::vector<char> in(50000);
+                for (int i = m - 1; i >= 0; --i) {  // in reverse: each is found among the unexpected
+                    Status st = c.recv(in.data(), 50000, 0, i);
+                    ASSERT_EQ(st.count, bytes[i]);
+                    for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
+                }
+                for (int i = 0; i < m; ++i) {  // posted while the sender may still be sending
+                    std::fill(in.begin(), in.end(), 0);
+                    Status st = c.recv(in.data(), 50000, any_source, 100 + i);
+                    ASSERT_EQ(st.count, bytes[i]);
+                    for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
+                }
             }
-            c.barrier();  // the receiver posts nothing before this
-            c.waitall(rq);
-            for (int i = 0; i < m; ++i) c.send(out[i].data(), bytes[i], 1, 100 + i);
-        } else {
-            c.barrier();
-            std::vector<char> in(50000);
-            for (int i = m - 1; i >= 0; --i) {  // in reverse: each is found among the unexpected
-                Status st = c.recv(in.data(), 50000, 0, i);
-                ASSERT_EQ(st.count, bytes[i]);
-                for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
-            }
-            for (int i = 0; i < m; ++i) {  // posted while the sender may still be sending
-                std::fill(in.begin(), in.end(), 0);
-                Status st = c.recv(in.data(), 50000, any_source, 100 + i);
-                ASSERT_EQ(st.count, bytes[i]);
-                for (int k = 0; k < bytes[i]; ++k) ASSERT_EQ(in[k], static_cast<char>(k * 7 + i)) << i << " " << k;
-            }
-        }
-    });
+        });
+    }
 }
 
 // Twelve ranks stream into rank 0 at once (isend: streamed through the queue, not offered
@@ -477,11 +469,15 @@ TEST(MpCart, BadShapesAndCoordinatesAreErrors) {
 }
 
 TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
-    for (size_t buffer : {size_t{1008}, size_t{4096}, size_t{20000}, size_t{1} << 20}) {
+    // 256 and 300: below a segment, so every message moves in pieces of the buffer (300: not
+    // a multiple of a word).
+    for (size_t buffer : {size_t{256}, size_t{300}, size_t{1008}, size_t{4096}, size_t{20000}, size_t{1} << 20}) {
         SCOPED_TRACE(buffer);
         TilesOptions o = ranks(5);
         o.replace_buffer = buffer;
-        const int n = 50000;  // 200 KB per message: many times the small buffers
+        // 200 KB per message: many times the small buffers (20 KB below a segment: still 70
+        // pieces or more, each a grant's round trip).
+        const int n = buffer < 1008 ? 5000 : 50000;
         run_tiles(o, [&](Comm& c) {
             Cart ring = c.cart_create({5}, {true});
             std::vector<int> v = pattern(n, c.rank());
@@ -507,20 +503,22 @@ TEST(MpReplace, ShiftsMessagesLargerThanTheBufferBothWays) {
 // shift direction and (odd) rank count; and it is used (the peak is not zero).
 TEST(MpReplace, StagedBytesNeverExceedTheBuffer) {
     for (int n : {3, 5, 7}) {
-        for (size_t buffer : {size_t{1008}, size_t{4096}}) {
+        for (size_t buffer : {size_t{256}, size_t{1008}, size_t{4096}}) {
             SCOPED_TRACE(std::to_string(n) + " ranks, buffer " + std::to_string(buffer));
             TilesOptions o = ranks(n);
             o.replace_buffer = buffer;
-            const int ints = 40000;  // 160 KB per message: 40 to 160 times the buffer
             std::vector<size_t> peak(n, 0);
             run_tiles(o, [&](Comm& c) {
                 Cart ring = c.cart_create({n}, {true});
-                for (int dir : {1, -1}) {
-                    std::vector<int> v = pattern(ints, c.rank());
-                    const Cart::Shift s = ring.shift(0, dir);
-                    c.sendrecv_replace(v.data(), ints, s.dest, 3, s.source, 3);
-                    EXPECT_EQ(v, pattern(ints, s.source));
-                }
+                // 160 KB (32 KB for 256 bytes): 40 to 160 times the buffer; 1000 and 400
+                // bytes: messages an envelope holds (eager) unless the buffer is smaller.
+                for (int ints : {buffer < 1008 ? 8000 : 40000, 250, 100})
+                    for (int dir : {1, -1}) {
+                        std::vector<int> v = pattern(ints, c.rank());
+                        const Cart::Shift s = ring.shift(0, dir);
+                        c.sendrecv_replace(v.data(), ints, s.dest, 3, s.source, 3);
+                        EXPECT_EQ(v, pattern(ints, s.source));
+                    }
                 peak[c.rank()] = dynamic_cast<detail::TilesComm&>(c).replace_peak_bytes();
             });
             for (int r = 0; r < n; ++r) {
@@ -541,10 +539,12 @@ TEST(MpReplace, NonPeriodicEdgesUseProcNull) {
     });
 }
 
-TEST(MpReplace, BufferSmallerThanASegmentIsRefused) {
+TEST(MpReplace, BufferBelow256BytesIsRefused) {
     TilesOptions o = ranks(2);
-    o.replace_buffer = 100;
+    o.replace_buffer = 255;
     EXPECT_THROW(run_tiles(o, [](Comm&) {}), std::invalid_argument);
+    o.replace_buffer = 256;
+    EXPECT_NO_THROW(run_tiles(o, [](Comm&) {}));
 }
 
 TEST(MpPlacement, SixteenRanksFillTheEpiphanyMesh) {
