@@ -229,7 +229,7 @@ void TilesComm::on_envelope(int src, const uint64_t* w) {
     Unexpected u{src, ctx, tag, total, rts, msgid, offer, {}, avail, next_uid_++};
     if (!rts) {
         u.data.resize(total);
-        std::memcpy(u.data.data(), eager, avail);
+        if (avail != 0) std::memcpy(u.data.data(), eager, avail);  // an empty message: no buffer (nullptr)
         if (avail < total) streams_.push_back(Stream{src, msgid, -1, u.uid});
     }
     unexpected_.push_back(std::move(u));
@@ -251,7 +251,7 @@ void TilesComm::on_more(int src, const uint64_t* w, uint32_t words) {
         for (Unexpected& u : unexpected_) {
             if (u.uid != it->uid) continue;
             const size_t n = std::min(size_t{words - 1} * kWord, u.total - offset);
-            std::memcpy(u.data.data() + offset, data, n);
+            if (n != 0) std::memcpy(u.data.data() + offset, data, n);
             u.arrived += n;
             if (u.arrived == u.total) streams_.erase(it);
             return;
@@ -328,7 +328,7 @@ void TilesComm::withdraw_offers() {
 
 void TilesComm::deliver(RecvOp& r, size_t offset, const std::byte* data, size_t n) {
     if (r.replace_send < 0) {
-        std::memcpy(r.buf + offset, data, n);
+        if (n != 0) std::memcpy(r.buf + offset, data, n);
         r.received += n;
         r.flushed = r.received;
         if (r.received == r.total) r.done = true;

@@ -31,7 +31,8 @@ namespace {
 
 std::vector<int> pattern(int n, int seed) {
     std::vector<int> v(n);
-    for (int i = 0; i < n; ++i) v[i] = seed * 1000003 + i * 7;
+    // Unsigned arithmetic wraps where int's would overflow (undefined) for large seeds.
+    for (int i = 0; i < n; ++i) v[i] = static_cast<int>(static_cast<unsigned>(seed) * 1000003u + static_cast<unsigned>(i) * 7u);
     return v;
 }
 

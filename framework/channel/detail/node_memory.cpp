@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "framework/eal/eal_session.hpp"
@@ -17,6 +18,15 @@ namespace {
 thread_local NodeMemoryPlacement* t_placement = nullptr;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// DPDK's heap hands a block one thread freed to another thread's allocation under its own
+// spinlock, inside librte_eal, which ThreadSanitizer does not see: it took rte_free's memset
+// and the next owner's first writes for a race. Taking this lock around both makes that
+// hand-over visible. Channels are made and freed at setup and teardown only.
+std::mutex& dpdk_heap_lock() {
+    static std::mutex m;
+    return m;
+}
 }  // namespace
 
 NodeMemoryPlacement::NodeMemoryPlacement(const MemoryPlace& place) : place_(place) { t_placement = this; }
@@ -29,6 +39,7 @@ NodeMemory::NodeMemory(std::size_t bytes, int socket, Heap heap) {
     align_ = placement != nullptr ? std::max(page_size(), kNoFalseSharing) : kNoFalseSharing;
     bytes_ = round_up(bytes, align_);
     if (heap == Heap::Any && eal_started()) {
+        std::lock_guard<std::mutex> lock(dpdk_heap_lock());
         p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), socket < 0 ? SOCKET_ID_ANY : socket);
         if (p_ == nullptr && socket >= 0)
             p_ = rte_zmalloc_socket("tp_channel", bytes_, static_cast<unsigned>(align_), SOCKET_ID_ANY);
@@ -47,8 +58,12 @@ NodeMemory::NodeMemory(std::size_t bytes, int socket, Heap heap) {
 }
 
 NodeMemory::~NodeMemory() {
-    if (dpdk_) rte_free(p_);
-    else ::operator delete(p_, bytes_, std::align_val_t{align_});
+    if (dpdk_) {
+        std::lock_guard<std::mutex> lock(dpdk_heap_lock());
+        rte_free(p_);
+    } else {
+        ::operator delete(p_, bytes_, std::align_val_t{align_});
+    }
 }
 
 }  // namespace tp::detail
