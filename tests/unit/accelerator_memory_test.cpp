@@ -105,9 +105,9 @@ TEST(AcceleratorMemory, FirstTouchLeavesThePagesToTheWorkerThatWritesThem) {
     const AcceleratorOptions o = pinned("first_touch");
     Accelerator<Fill> acc(o, fill);
     std::vector<AcceleratorBuffer> buffers;
-    const long before = thread_minor_faults();
     for (uint64_t t = 0; t < 4; ++t) buffers.push_back(acc.allocate(kPages * page_size(), t));
-    EXPECT_LT(thread_minor_faults() - before, long(kPages)) << "the caller faulted the pages in";
+    // No page faulted in yet (the caller's own fault count would not tell: under a sanitizer
+    // its shadow memory faults too).
     for (const AcceleratorBuffer& b : buffers) {
         EXPECT_EQ(area_policy(b.data(), b.size()), MemoryPlace{});
         EXPECT_TRUE(area_nodes(b.data(), b.size()).empty()) << "pages placed before any task wrote them";
