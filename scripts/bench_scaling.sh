@@ -7,7 +7,7 @@
 #   fig12     scripts/bench_fig12.sh: one active worker of W, the collector's ns per packet
 #   mapvec    the map benchmark's Tables IV (int) and V (--grain) over W, every variant
 #   accel     the accelerator against FastFlow (blocking and spinning), 1 us and tiny tasks;
-#             the FastFlow study's Figs. 6 and 9 (ff-grain, ff-matmul) over W
+#             the FastFlow study's Figs. 6, 9 and 7 (ff-grain, ff-matmul, ff-homing) over W
 #   mp        the message-passing kernels (sgemm, stencil, nbody, fft) on 1, 4 and 16 ranks;
 #             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends);
 #             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
@@ -141,6 +141,10 @@ if [[ " $sections " == *" accel "* ]]; then
     --json "$out/json/ff_grain.json" && plot "$out/json/ff_grain.json"
   run 600 "$T" bench ff-matmul --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--tasks 200") \
     --json "$out/json/ff_matmul.json" && plot "$out/json/ff_matmul.json"
+  # Fig. 7: the same products under first_touch, local and interleave (local homing, a home
+  # per task, hash-for-home); 300 tasks of their own buffers per run.
+  run 600 "$T" bench ff-homing --workers "$(join "${ws[@]}")" $([ -n "$small" ] && echo "--tasks 50") \
+    --json "$out/json/ff_homing.json" && plot "$out/json/ff_homing.json"
 fi
 
 if [[ " $sections " == *" mp "* ]]; then

@@ -1,13 +1,17 @@
-// `tilepipe bench ff-grain|ff-matmul`: the FastFlow-on-TILEPro64 study's Figs. 6 and 9 on
+// `tilepipe bench ff-grain|ff-matmul|ff-homing`: the FastFlow-on-TILEPro64 study's Figs. 6, 9, 7 on
 // tilepipe's accelerator. ff-grain: a farm's speedup against task grain (tasks that compute
 // for a given time, W workers against the same tasks run in turn by one thread). ff-matmul: a
 // stream of M x M single-precision matrix products offloaded to the accelerator, for M = 32,
-// 64, 128 by default, speedup and GFLOPS against the products run in turn. Both write a
-// `scaling` report (a series per worker count) that `tilepipe plot` draws.
+// 64, 128 by default, speedup and GFLOPS against the products run in turn. ff-homing (Fig. 7):
+// the same products, each task's buffers allocated by the accelerator under a memory policy
+// (AcceleratorOptions::memory), GFLOPS per policy. All write a `scaling` report that
+// `tilepipe plot` draws.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,8 +20,10 @@
 
 #include "apps/bench/benches.hpp"
 #include "apps/bench/harness.hpp"
+#include "framework/config/memory_settings.hpp"
 #include "framework/output/json_out.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
+#include "framework/runtime/memory_binding.hpp"
 #include "tilepipe/accelerator.hpp"
 
 namespace tp::bench {
@@ -43,13 +49,9 @@ std::vector<uint64_t> numbers(const Args& args, const std::string& name, const s
     return out;
 }
 
-// Seconds to run `tasks` tasks through an accelerator of `w` workers (offload all, read all).
+// Seconds to run `tasks` through `acc` (offload all, read all).
 template <typename Task>
-double through(unsigned w, std::vector<Task>& tasks, void (*work)(Task&)) {
-    AcceleratorOptions o;
-    o.workers = w;
-    o.name = "ff";
-    Accelerator<Task> acc(o, [work](Task& t) { work(t); });
+double stream(Accelerator<Task>& acc, std::vector<Task>& tasks) {
     const double t0 = now_s();
     size_t got = 0;
     Task done;
@@ -62,6 +64,16 @@ double through(unsigned w, std::vector<Task>& tasks, void (*work)(Task&)) {
     const double s = now_s() - t0;
     if (got != tasks.size()) throw std::runtime_error("accelerator returned " + std::to_string(got) + " results");
     return s;
+}
+
+// Seconds to run `tasks` tasks through an accelerator of `w` workers.
+template <typename Task>
+double through(unsigned w, std::vector<Task>& tasks, void (*work)(Task&)) {
+    AcceleratorOptions o;
+    o.workers = w;
+    o.name = "ff";
+    Accelerator<Task> acc(o, [work](Task& t) { work(t); });
+    return stream(acc, tasks);
 }
 
 // A task of fixed work (not of fixed time: a worker that shares its CPU must take longer,
@@ -105,11 +117,35 @@ void multiply(Product& p) {
         }
 }
 
+// The sides --m gives (default 32, 64, 128, as the study's), each at most 4096.
+std::vector<int> matrix_sides(const Args& args) {
+    std::vector<int> out;
+    for (uint64_t m : numbers(args, "m", {"32", "64", "128"})) {
+        if (m > 4096) throw std::invalid_argument(args.label("m") + ": " + std::to_string(m) + " is above 4096");
+        out.push_back(static_cast<int>(m));
+    }
+    return out;
+}
+
+// A few distinct operand pairs, reused round the stream (the study streams products of
+// matrices already in memory): pair i at [i * M * M, (i + 1) * M * M).
+constexpr size_t kPairs = 16;
+struct Operands {
+    explicit Operands(int m) : a(kPairs * size_t(m) * m), b(a.size()) {
+        for (size_t i = 0; i < a.size(); ++i) {
+            a[i] = float(i % 7) - 3;
+            b[i] = float(i % 5) - 2;
+        }
+    }
+    std::vector<float> a, b;
+};
+
 void write_report(const std::string& path, const std::string& title, const std::string& x, const std::string& y,
-                  const std::string& ylabel, const nlohmann::json& rows) {
+                  const std::string& ylabel, const nlohmann::json& rows, const nlohmann::json& extra = nlohmann::json::object()) {
     if (path.empty()) return;
-    const nlohmann::json j{{"bench", "scaling"}, {"title", title}, {"x", x}, {"y", y},
-                           {"xlabel", x},        {"ylabel", ylabel}, {"rows", rows}};
+    nlohmann::json j{{"bench", "scaling"}, {"title", title}, {"x", x}, {"y", y},
+                     {"xlabel", x},        {"ylabel", ylabel}, {"rows", rows}};
+    j.update(extra);
     write_json_text(path, j.dump(1) + "\n");
 }
 
@@ -131,6 +167,19 @@ const char* kMatmulHelp =
     "  --tasks N         products per size (default 2000)\n"
     "  --json OUT        a `scaling` report (GFLOPS against M, a series per worker count, and\n"
     "                    each row's speedup against the products run in turn)\n";
+
+const char* kHomingHelp =
+    "usage: tilepipe bench ff-homing [options]\n"
+    "  a stream of M x M matrix products through the accelerator, each task's operands and\n"
+    "  result allocated for it under a memory policy (the FastFlow study's Fig. 7) and\n"
+    "  written by the caller before the clock starts: first_touch (on the caller's node, as\n"
+    "  local homing puts them on the allocating tile), local (on the node of the task's\n"
+    "  worker: a home per task), interleave (page by page over the workers' nodes: hash-for-home)\n"
+    "  --policies LIST   memory policies (default first_touch,local,interleave)\n"
+    "  --m LIST          matrix sides (default 32,64,128)\n"
+    "  --workers LIST    worker counts (default 1,2,4,...,CPUs)\n"
+    "  --tasks N         products per run, each with buffers of its own (default 300)\n"
+    "  --json OUT        a `scaling` report (GFLOPS against workers, a series per policy and M)\n";
 
 std::vector<std::string> default_workers() {
     std::vector<std::string> w;
@@ -179,22 +228,16 @@ int run_ff_matmul(int argc, char** argv) {
         std::fputs(kMatmulHelp, stdout);
         return 0;
     }
-    const std::vector<uint64_t> sizes = numbers(args, "m", {"32", "64", "128"});
+    const std::vector<int> sizes = matrix_sides(args);
     const std::vector<uint64_t> workers = numbers(args, "workers", default_workers());
     const size_t n = at_least(args, "tasks", 2000, 1);
     nlohmann::json rows = nlohmann::json::array();
     std::printf("%6s %8s %10s %9s %9s\n", "M", "workers", "seconds", "GFLOPS", "speedup");
-    for (uint64_t m64 : sizes) {
-        if (m64 > 4096) throw std::invalid_argument(args.label("m") + ": " + std::to_string(m64) + " is above 4096");
-        const int m = static_cast<int>(m64);
-        // A few distinct operands and results, reused round the stream (the study streams
-        // products of matrices already in memory).
-        const size_t k = 16, cells = size_t(m) * m;
-        std::vector<float> a(k * cells), b(k * cells), c(k * cells);
-        for (size_t i = 0; i < a.size(); ++i) {
-            a[i] = float(i % 7) - 3;
-            b[i] = float(i % 5) - 2;
-        }
+    for (const int m : sizes) {
+        const size_t k = kPairs, cells = size_t(m) * m;
+        const Operands ops(m);
+        const std::vector<float>&a = ops.a, &b = ops.b;
+        std::vector<float> c(k * cells);
         std::vector<Product> tasks(n);
         for (size_t i = 0; i < n; ++i)
             tasks[i] = Product{&a[(i % k) * cells], &b[(i % k) * cells], &c[(i % k) * cells], m};
@@ -217,6 +260,86 @@ int run_ff_matmul(int argc, char** argv) {
     }
     write_report(args.str("json", ""), "matrix products through the accelerator: GFLOPS against M", "m", "gflops",
                  "GFLOPS", rows);
+    return 0;
+}
+
+int run_ff_homing(int argc, char** argv) {
+    const Args args(argc, argv, {"policies", "m", "workers", "tasks", "json"}, {"help"});
+    if (args.has("help")) {
+        std::fputs(kHomingHelp, stdout);
+        return 0;
+    }
+    const std::vector<std::string> policies = args.list("policies", {"first_touch", "local", "interleave"});
+    for (const std::string& p : policies)
+        if (!memory_policy_named(p))
+            throw std::invalid_argument(args.label("policies") + ": '" + p + "' is not a memory policy (known: " +
+                                        memory_policy_names() + ")");
+    const std::vector<int> sizes = matrix_sides(args);
+    const std::vector<uint64_t> workers = numbers(args, "workers", default_workers());
+    const size_t n = at_least(args, "tasks", 300, 1);
+    const size_t numa_nodes = host_numa_nodes().size();
+    if (numa_nodes == 1)
+        std::printf("one NUMA node: every policy puts every page on node 0 (the kernel records the policy; "
+                    "only the placement column differs)\n");
+    nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
+    std::printf("%-12s %6s %8s %10s %9s  %s\n", "policy", "M", "workers", "seconds", "GFLOPS", "buffers placed");
+    for (const int m : sizes) {
+        const size_t cells = size_t(m) * m, bytes = cells * sizeof(float);
+        const Operands ops(m);
+        // Each pair's product computed in turn: every result is checked against it.
+        std::vector<float> want(kPairs * cells);
+        for (size_t i = 0; i < kPairs; ++i) {
+            Product p{&ops.a[i * cells], &ops.b[i * cells], &want[i * cells], m};
+            multiply(p);
+        }
+        const double flops = 2.0 * double(m) * m * m * double(n);
+        for (const std::string& policy : policies)
+            for (uint64_t w : workers) {
+                AcceleratorOptions o;
+                o.workers = static_cast<unsigned>(w);
+                o.collection = ResultOrder::ordered;  // strict turns: task i runs on the worker allocate(.., i) placed for
+                o.memory = policy;
+                o.name = "ff";
+                std::unique_ptr<Accelerator<Product>> acc;
+                try {
+                    acc = std::make_unique<Accelerator<Product>>(o, [](Product& t) { multiply(t); });
+                } catch (const std::invalid_argument& e) {  // e.g. local with floating workers over several nodes
+                    std::printf("%-12s %6d %8llu   skipped: %s\n", policy.c_str(), m, static_cast<unsigned long long>(w), e.what());
+                    skipped.push_back({{"policy", policy}, {"m", m}, {"workers", w}, {"reason", e.what()}});
+                    continue;
+                }
+                // Every task's operands and result in buffers of its own, written by the
+                // caller (the farm's emitter) before the clock starts, as the study's were.
+                std::vector<AcceleratorBuffer> buffers;
+                std::vector<Product> tasks(n);
+                for (size_t i = 0; i < n; ++i) {
+                    for (int k = 0; k < 3; ++k) buffers.push_back(acc->allocate(bytes, i));
+                    float* a = buffers[3 * i].as<float>();
+                    float* b = buffers[3 * i + 1].as<float>();
+                    float* c = buffers[3 * i + 2].as<float>();
+                    std::copy_n(&ops.a[(i % kPairs) * cells], cells, a);
+                    std::copy_n(&ops.b[(i % kPairs) * cells], cells, b);
+                    std::fill_n(c, cells, 0.0f);
+                    tasks[i] = Product{a, b, c, m};
+                }
+                const double s = stream(*acc, tasks);
+                for (size_t i = 0; i < n; ++i)
+                    if (std::memcmp(tasks[i].c, &want[(i % kPairs) * cells], bytes) != 0)
+                        throw std::runtime_error("task " + std::to_string(i) + "'s product differs from the one computed in turn");
+                std::vector<std::string> places;  // each worker's, where they differ (local over several nodes)
+                for (uint64_t i = 0; i < w; ++i)
+                    if (std::find(places.begin(), places.end(), acc->placement(i)) == places.end())
+                        places.push_back(acc->placement(i));
+                std::string placed = places.front();
+                for (size_t i = 1; i < places.size(); ++i) placed += " / " + places[i];
+                std::printf("%-12s %6d %8llu %10.4f %9.3f  %s\n", policy.c_str(), m, static_cast<unsigned long long>(w), s,
+                            flops / s / 1e9, placed.c_str());
+                rows.push_back({{"series", policy + ", M=" + std::to_string(m)}, {"policy", policy}, {"placement", placed},
+                                {"workers", w}, {"m", m}, {"tasks", n}, {"seconds", s}, {"gflops", flops / s / 1e9}});
+            }
+    }
+    write_report(args.str("json", ""), "matrix products under memory policies: GFLOPS against workers", "workers", "gflops",
+                 "GFLOPS", rows, {{"numa_nodes", numa_nodes}, {"skipped", skipped}});
     return 0;
 }
 

@@ -31,6 +31,8 @@ const char* kUsage =
     "            sizes and replace buffers swept, the shift model alpha0 + alpha1 k + beta m fitted\n"
     "  ff-grain  a farm's speedup against task grain through the accelerator (FastFlow study, Fig. 6)\n"
     "  ff-matmul a stream of 32/64/128 matrix products through the accelerator (FastFlow study, Fig. 9)\n"
+    "  ff-homing the same products, each task's buffers placed by first_touch, local or interleave\n"
+    "            (FastFlow study, Fig. 7: local homing, a home per task, hash-for-home)\n"
     "  accel     offload-to-result throughput of a farm fed from the caller's thread (accelerator\n"
     "            mode), tiny and 1 us tasks, against FastFlow's accelerator (tilepipe-bench)\n";
 }  // namespace
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
         if (name == "accel") return run_accel(argc, argv);
         if (name == "ff-grain") return run_ff_grain(argc, argv);
         if (name == "ff-matmul") return run_ff_matmul(argc, argv);
+        if (name == "ff-homing") return run_ff_homing(argc, argv);
         if (name.rfind("mp-", 0) == 0) return run_mp(argc, argv);
         std::fprintf(stderr, "bench: unknown bench '%s'\n%s", name.c_str(), kUsage);
         return 2;

@@ -12,5 +12,6 @@ int run_mp(int argc, char** argv);
 int run_accel(int argc, char** argv);  // accelerator mode against FastFlow's
 int run_ff_grain(int argc, char** argv);   // the FastFlow study's Fig. 6 on the accelerator
 int run_ff_matmul(int argc, char** argv);  // its Fig. 9
+int run_ff_homing(int argc, char** argv);  // its Fig. 7: the memory policies
 
 }  // namespace tp::bench

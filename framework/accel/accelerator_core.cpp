@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "framework/accel/accelerator_memory.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/channel/transport_ring.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
@@ -190,8 +191,9 @@ struct AcceleratorCore::Impl {
             wk->bell.make_light();  // rung after every offload (ring_light)
             workers.push_back(std::move(wk));
         }
+        const std::vector<int> cpus = accelerator_worker_cpus(o, allowed);
         for (unsigned i = 0; i < n; ++i) {
-            const int cpu = !o.pin ? -1 : !o.cpus.empty() ? o.cpus[i] : (shared ? -1 : allowed[i + 1]);
+            const int cpu = cpus[i];
             const std::string name = o.name + "-w" + std::to_string(i);
             workers[i]->thread = std::thread([this, i, cpu, name] { run_worker(i, cpu, name); });
         }

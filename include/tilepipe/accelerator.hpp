@@ -20,14 +20,20 @@
 ///    only wait forever (nothing in flight and no end of stream), and any call after a worker
 ///    threw raise AcceleratorError; after the last result `get_result` returns false.
 ///
+/// Memory: `allocate(bytes, task)` gives a task buffers of their own placed on NUMA nodes by
+/// AcceleratorOptions::memory (first touch, its worker's node, or interleaved), the
+/// accelerator's counterpart of FastFlow's allocator and of the TILEPro64's homing policies.
+///
 /// Thread-safety: one caller thread drives an accelerator (offload, get_result, wait); the
-/// worker function runs on the worker threads, one task at a time per worker.
+/// worker function runs on the worker threads, one task at a time per worker; allocate() and
+/// placement() may be called from any thread.
 ///
 /// Memory orders: a task's fields are written before its slot index is published on the
 /// worker's channel (a release store), and the worker reads them after the matching acquire;
 /// a result travels back the same way. The caller may therefore use plain, non-atomic structs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -40,6 +46,10 @@
 #include <vector>
 
 namespace tp {
+
+namespace detail {
+class AcceleratorMemory;
+}
 
 /// How tasks are handed to the workers.
 enum class TaskDispatch {
@@ -79,6 +89,47 @@ struct AcceleratorOptions {
     bool pin = true;
     /// Thread name prefix (visible in top/perf), e.g. `accel` gives `accel-w0`, `accel-w1`.
     std::string name = "accel";
+    /// Where Accelerator::allocate() puts a task's buffer: the words of the apps' `memory:`
+    /// setting (else std::invalid_argument), read for the task's worker (see allocate()):
+    ///  - `first_touch` (default): nothing bound; each page lands on the NUMA node of the thread
+    ///    that first writes it: the caller's for what it fills, the worker's for a result the
+    ///    worker writes first. The TILEPro64's local homing, where the allocating tile is home.
+    ///  - `local`: bound to the NUMA node of the task's worker (mbind MPOL_BIND), whoever writes
+    ///    it: a home per task on its worker. Unpinned workers have no node of their own, so
+    ///    `local` then needs every CPU this process may run on to be on one node (else
+    ///    std::invalid_argument).
+    ///  - `interleave`: spread page by page over the NUMA nodes of the workers' CPUs (of every
+    ///    CPU this process may run on when they are unpinned; MPOL_INTERLEAVE): the
+    ///    TILEPro64's hash-for-home, at page rather than cache-line grain.
+    /// On a host of one NUMA node the three put every page on node 0 (the kernel still records
+    /// the policy); Accelerator::placement() says where a task's buffer goes.
+    std::string memory = "first_touch";
+};
+
+/// Memory from Accelerator::allocate(): whole pages of its own (so its placement is its own),
+/// unmapped when destroyed. Move-only; may be destroyed on any thread.
+class AcceleratorBuffer {
+public:
+    AcceleratorBuffer() = default;
+    ~AcceleratorBuffer();
+    AcceleratorBuffer(AcceleratorBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_) { o.data_ = nullptr, o.bytes_ = 0; }
+    AcceleratorBuffer& operator=(AcceleratorBuffer&& o) noexcept;
+    AcceleratorBuffer(const AcceleratorBuffer&) = delete;
+    AcceleratorBuffer& operator=(const AcceleratorBuffer&) = delete;
+
+    /// The first byte (page-aligned); null for an empty buffer.
+    void* data() const { return data_; }
+    /// The bytes asked for (the mapping is that rounded up to whole pages).
+    size_t size() const { return bytes_; }
+    /// data() as a T*.
+    template <typename T>
+    T* as() const { return static_cast<T*>(data_); }
+
+private:
+    friend class detail::AcceleratorMemory;
+    AcceleratorBuffer(void* data, size_t bytes) : data_(data), bytes_(bytes) {}
+    void* data_ = nullptr;
+    size_t bytes_ = 0;
 };
 
 /// How one worker waited for tasks, counted since the accelerator started (read live; exact
@@ -155,6 +206,25 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// AcceleratorOptions::memory resolved to NUMA nodes, per worker: what allocate() binds.
+class AcceleratorMemory {
+public:
+    /// Throws std::invalid_argument for a policy the options or the host cannot honour.
+    explicit AcceleratorMemory(const AcceleratorOptions& options);
+    ~AcceleratorMemory();
+    AcceleratorMemory(const AcceleratorMemory&) = delete;
+    AcceleratorMemory& operator=(const AcceleratorMemory&) = delete;
+    /// Any thread: `bytes` of fresh pages placed for `task`'s worker; throws AcceleratorError
+    /// when the kernel refuses the placement or the memory.
+    AcceleratorBuffer allocate(size_t bytes, uint64_t task) const;
+    /// "first_touch", "local on 1", "interleave on 0,1": where allocate(.., task) places.
+    std::string placement(uint64_t task) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace detail
 
 /// A farm of `options.workers` threads applying `fn` to tasks offloaded by the caller.
@@ -170,7 +240,8 @@ public:
     /// Builds the farm and starts its workers (they sleep until tasks arrive).
     template <typename Fn>
     Accelerator(const AcceleratorOptions& options, Fn fn)
-        : work_(std::make_unique<Work<Fn>>(std::move(fn), this)),
+        : memory_(options),
+          work_(std::make_unique<Work<Fn>>(std::move(fn), this)),
           ordered_(options.collection == ResultOrder::ordered),
           in_place_(in_place<Fn>()) {
         const uint64_t n = detail::AcceleratorCore::slots_for(options);
@@ -218,6 +289,18 @@ public:
 
     /// How each worker waited for tasks (see AcceleratorWaits), in worker order.
     std::vector<AcceleratorWaits> worker_waits() const { return core_->waits(); }
+
+    /// `bytes` of fresh memory for the task offloaded as number `task` (0 for the first),
+    /// placed by AcceleratorOptions::memory for that task's worker, as a FastFlow task's
+    /// buffers come from its allocator: the worker round robin gives it, `task % workers`,
+    /// which is where it runs with TaskDispatch::round_robin and ResultOrder::ordered (strict
+    /// turns); dispatched otherwise it may run elsewhere, its buffer staying where it was put.
+    /// Pages are placed as they are first written, so a buffer filled after allocate() follows
+    /// the policy. May be called from any thread, a worker's too. Throws AcceleratorError
+    /// when the kernel refuses the placement or the memory.
+    AcceleratorBuffer allocate(size_t bytes, uint64_t task) const { return memory_.allocate(bytes, task); }
+    /// Where allocate(.., task) puts a buffer: "first_touch", "local on 1", "interleave on 0,1".
+    std::string placement(uint64_t task) const { return memory_.placement(task); }
 
 private:
     // True when `fn` works on the task in place: void(In&) with Out == In.
@@ -279,6 +362,7 @@ private:
         return true;
     }
 
+    detail::AcceleratorMemory memory_;  // first: checks the memory option before any worker starts
     std::unique_ptr<detail::AcceleratorWork> work_;
     const bool ordered_;
     const bool in_place_;

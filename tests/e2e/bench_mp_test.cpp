@@ -1,10 +1,13 @@
 // The message-passing benches as a user reads them (mp-pingpong's --backend, mp-shift's
-// sweeps and fit, --sizes, hybrid --runs), and the FastFlow study's ff-grain and ff-matmul.
+// sweeps and fit, --sizes, hybrid --runs), and the FastFlow study's ff-grain, ff-matmul and ff-homing.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.hpp"
@@ -107,6 +110,47 @@ TEST(BenchFf, GrainAndMatmulWriteScalingReports) {
     const CommandResult bad = tilepipe("bench ff-matmul --m 0");
     EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
     EXPECT_NE(bad.err.find("--m: '0' is not a positive count"), std::string::npos) << bad.err;
+}
+
+// Fig. 7: a row per (policy, M, workers) the host honours, each product checked, drawn by
+// `tilepipe plot`, and bad policies and counts refused naming the flag.
+TEST(BenchFf, HomingWritesAScalingReportPerPolicy) {
+    const std::string json = tmp_path("homing.json");
+    const CommandResult r = tilepipe("bench ff-homing --m 8 --workers 1,2 --tasks 6 --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    const std::string png = tmp_path("homing.png");
+    const CommandResult drawn = tilepipe("plot " + json + " -o " + png);  // the figure, a line per policy and M
+    EXPECT_EQ(drawn.status, 0) << drawn.err;
+    EXPECT_EQ(drawn.out.rfind(png + ": scaling", 0), 0u) << drawn.out;
+    fs::remove(json);
+    fs::remove(png);
+    EXPECT_EQ(j["bench"], "scaling");
+    EXPECT_EQ(j["x"], "workers");
+    EXPECT_EQ(j["y"], "gflops");
+    EXPECT_GE(j["numa_nodes"].get<int>(), 1);
+    // local is skipped only where a floating worker's node is ambiguous (several nodes).
+    ASSERT_EQ(j["rows"].size() + j["skipped"].size(), 6u) << j.dump(1);
+    std::vector<std::string> seen;
+    for (const auto& row : j["rows"]) {
+        seen.push_back(row["policy"].get<std::string>() + "/" + std::to_string(row["workers"].get<int>()));
+        EXPECT_EQ(row["m"], 8);
+        EXPECT_EQ(row["tasks"], 6);
+        EXPECT_GT(row["gflops"].get<double>(), 0);
+        EXPECT_EQ(row["series"], row["policy"].get<std::string>() + ", M=8");
+        EXPECT_EQ(row["placement"].get<std::string>().rfind(row["policy"].get<std::string>(), 0), 0u) << row.dump();
+    }
+    EXPECT_EQ(seen.front(), "first_touch/1");
+    EXPECT_EQ(seen.back(), "interleave/2");
+    for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+             {"--policies local,hash", "--policies: 'hash' is not a memory policy (known: local, interleave, first_touch)"},
+             {"--tasks 0", "--tasks"},
+             {"--m 5000", "--m: 5000 is above 4096"},
+             {"--workers 0", "--workers: '0' is not a positive count"}}) {
+        const CommandResult bad = tilepipe("bench ff-homing " + args);
+        EXPECT_EQ(bad.status, 2) << args << ": " << bad.out << bad.err;
+        EXPECT_NE(bad.err.find(flag), std::string::npos) << args << ": " << bad.err;
+    }
 }
 
 }  // namespace
