@@ -469,7 +469,9 @@ void AcceleratorCore::commit(uint64_t slot) {
     // Never refused: fewer than L tasks were outstanding (reserve) and `in` holds L.
     while (!(w.in_ring != nullptr ? w.in_ring->try_send(slot) : w.in->try_send(slot))) yield_cpu();
     w.bell.ring_light();
-    if (!m.round_robin) {
+    // Ordered collection keeps strict turns of one: task n runs on worker n % workers, which
+    // allocate() places memory for.
+    if (!m.round_robin || m.ordered) {
         m.next_worker = i + 1 == m.n ? 0 : i + 1;
         return;
     }

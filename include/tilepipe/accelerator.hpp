@@ -54,7 +54,10 @@ class AcceleratorMemory;
 /// How tasks are handed to the workers.
 enum class TaskDispatch {
     round_robin,  ///< to the workers in turn, passing over one that has no room (FastFlow's default);
-                  ///< with ResultOrder::ordered, strict turns (waits for that worker)
+                  ///< a turn is one task, or up to 32 while the caller streams tasks of 0.5 us
+                  ///< or more faster than it can hand them out singly (results then come back
+                  ///< in bursts); with ResultOrder::ordered, strict turns of one task each
+                  ///< (waits for that worker: task n runs on worker n % workers)
     on_demand,    ///< each task goes to the worker with the fewest tasks outstanding
 };
 
