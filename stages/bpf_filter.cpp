@@ -19,12 +19,11 @@
 
 #include "descriptors/wire_length.hpp"
 #include "framework/stage/registry.hpp"
+#include "stages/tcpdump_expr.hpp"
 
 namespace tp {
 
 namespace {
-
-constexpr int kSnapshot = 262144;  // tcpdump's default snapshot length
 
 // Linux socket-filter metadata: classic BPF loads at these negative offsets read the socket
 // buffer, not the packet. Offsets from <linux/filter.h>.
@@ -156,35 +155,22 @@ struct RteFree {
     void operator()(void* p) const { rte_free(p); }
 };
 
-struct PcapCloser {
-    void operator()(pcap_t* p) const { pcap_close(p); }
-};
-
-}  // namespace
-
-namespace {
-struct ProgramDeleter {
-    void operator()(bpf_program* p) const {
-        pcap_freecode(p);
-        delete p;
-    }
-};
 }  // namespace
 
 bpf_program* BpfFilter::compile(const ParamValues& params) {
     const std::string& expr = params.get_string("expr");
-    std::unique_ptr<pcap_t, PcapCloser> dead(pcap_open_dead(DLT_EN10MB, kSnapshot));
-    if (!dead) throw std::runtime_error("libpcap cannot open a dead Ethernet handle");
-    auto fresh = std::make_unique<bpf_program>();
-    if (pcap_compile(dead.get(), fresh.get(), expr.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
-        params.fail("expr", "bad filter expression '" + expr + "': " + pcap_geterr(dead.get()));
-    std::unique_ptr<bpf_program, ProgramDeleter> prog(fresh.release());
+    BpfProgram prog;
+    try {
+        prog = compile_tcpdump_expr(expr);
+    } catch (const std::invalid_argument& e) {
+        params.fail("expr", "bad filter expression '" + expr + "': " + e.what());
+    }
     const std::string why = unsupported_construct(*prog);
     if (!why.empty()) params.fail("expr", "filter expression '" + expr + "' cannot run on DPDK: " + why);
     return prog.release();
 }
 
-void BpfFilter::check_params(const ParamValues& params) { ProgramDeleter{}(compile(params)); }
+void BpfFilter::check_params(const ParamValues& params) { BpfProgramFree{}(compile(params)); }
 
 BpfFilter::BpfFilter(const ParamValues& params)
     : Stage(kKind),
@@ -198,7 +184,7 @@ BpfFilter::BpfFilter(const ParamValues& params)
 
 BpfFilter::~BpfFilter() {
     unload();
-    if (program_ != nullptr) ProgramDeleter{}(program_);
+    if (program_ != nullptr) BpfProgramFree{}(program_);
 }
 
 uint32_t BpfFilter::classic_instructions() const { return program_ != nullptr ? program_->bf_len : 0; }

@@ -11,12 +11,12 @@
 
 #include "descriptors/wire_length.hpp"
 #include "framework/stage/registry.hpp"
+#include "stages/tcpdump_expr.hpp"
 
 namespace tp {
 
 namespace {
 
-constexpr int kSnapshot = 262144;  // tcpdump's default snapshot length
 constexpr uint16_t kVlanTags[] = {0x8100, 0x88a8, 0x9100};
 
 std::string trim(const std::string& s) {
@@ -67,26 +67,6 @@ bool field(ClassifyMatch& m, const std::string& word, const std::string& where) 
     return true;
 }
 
-struct PcapCloser {
-    void operator()(pcap_t* p) const { pcap_close(p); }
-};
-
-// Compiles `expr` as tcpdump does for an Ethernet capture; throws with libpcap's message.
-bpf_program* compile(const std::string& expr) {
-    std::unique_ptr<pcap_t, PcapCloser> dead(pcap_open_dead(DLT_EN10MB, kSnapshot));
-    if (!dead) throw std::runtime_error("pcap_open_dead failed");
-    auto prog = std::make_unique<bpf_program>();
-    if (pcap_compile(dead.get(), prog.get(), expr.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
-        throw std::invalid_argument(pcap_geterr(dead.get()));
-    return prog.release();
-}
-
-void free_program(bpf_program* p) {
-    if (p == nullptr) return;
-    pcap_freecode(p);
-    delete p;
-}
-
 inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 
 }  // namespace
@@ -128,7 +108,7 @@ std::vector<ClassifyMatch> parse_matches(const std::string& text, const Location
             m = ClassifyMatch{m.name};
             m.expr = spec;
             try {
-                free_program(compile(spec));
+                compile_tcpdump_expr(spec);
             } catch (const std::exception& e) {
                 throw LocatedError(where, place + ": " + e.what());
             }
@@ -152,11 +132,11 @@ std::vector<OutputSpec> Classify::outputs(const ParamValues& params) {
 
 Classify::Classify(const ParamValues& params)
     : Stage(kKind), matches_(parse_matches(params.get_string("matches"), params.where("matches"))) {
-    for (const ClassifyMatch& m : matches_) programs_.push_back(m.fields ? nullptr : compile(m.expr));
+    for (const ClassifyMatch& m : matches_) programs_.push_back(m.fields ? nullptr : compile_tcpdump_expr(m.expr).release());
 }
 
 Classify::~Classify() {
-    for (bpf_program* p : programs_) free_program(p);
+    for (bpf_program* p : programs_) BpfProgramFree{}(p);
 }
 
 void Classify::open(StageEnv&) { wire_offset_ = wire_length_offset(); }
