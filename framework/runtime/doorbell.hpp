@@ -52,7 +52,9 @@ public:
     // private expedited membarrier (else ring_light() stays a ring()). Call before the
     // threads that use this doorbell start.
     bool make_light();
-    bool light() const { return light_; }
+    // True while ring_light() goes without a fence: made light, and no membarrier has failed
+    // since (relaxed: a one-way flag, see heavy_barrier()).
+    bool light() const { return light_ && !light_failed_.load(std::memory_order_relaxed); }
 
     // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
     void prepare_park() {
