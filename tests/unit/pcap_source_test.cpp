@@ -21,6 +21,7 @@
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -1276,8 +1277,9 @@ TEST_F(PcapSourceTest, AStreamsRefillWakesTheReaderAndTheReplayEachTimeWithoutAT
     // So each refill has both waits: the reader's for room (a consume() wakes it) and the
     // consumer's for records (the reader rings its doorbell). A lost wake-up in either
     // direction shows as a wait ended by its timeout: the reader's with the room already there
-    // (reader_wait_timeouts), the consumer's 2 ms park that nobody rang (park_timeouts). A few
-    // are threads descheduled on a loaded machine; without the wake-ups it is every one.
+    // (reader_wait_timeouts), the consumer's 20 ms park that nobody rang (park_timeouts). A few
+    // are threads descheduled on a loaded machine; without the wake-ups it is every one. (The
+    // consumer may find records ready each time it looks, when the reader runs first.)
     constexpr uint32_t kRecords = 4000;
     const std::string path = write_generated(dir_ + "/refill.pcap", kRecords);
     Doorbell bell;
@@ -1290,9 +1292,16 @@ TEST_F(PcapSourceTest, AStreamsRefillWakesTheReaderAndTheReplayEachTimeWithoutAT
     uint64_t consumed = 0;
     for (;;) {
         const uint32_t ready = stream.ready(stream.pool_capacity());
-        if (ready != 0 && (stream.pool_available() < most_a_record_takes || consumed + ready == kRecords)) {
-            stream.consume(ready);
-            consumed += ready;
+        const bool all_read = consumed + ready == kRecords;
+        if (ready != 0 && (stream.pool_available() < most_a_record_takes || all_read)) {
+            // Out of templates: give them back only once the reader waits for them (or has
+            // read the whole file).
+            for (const uint64_t waits = stream.reader_waits();
+                 stream.reader_waits() == waits && consumed + stream.ready(stream.pool_capacity()) < kRecords;)
+                std::this_thread::yield();
+            const uint32_t all = stream.ready(stream.pool_capacity());  // the reader waits: nothing comes now
+            stream.consume(all);
+            consumed += all;
             continue;
         }
         if (stream.drained()) break;
@@ -1301,14 +1310,13 @@ TEST_F(PcapSourceTest, AStreamsRefillWakesTheReaderAndTheReplayEachTimeWithoutAT
             bell.cancel_park();
             continue;
         }
-        bell.park(std::chrono::milliseconds(2));
+        bell.park(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(consumed, kRecords);
     EXPECT_GE(stream.reader_waits(), 4u) << "a refill per pool of templates (511 of them)";
-    EXPECT_LE(stream.reader_wait_timeouts() * 2, stream.reader_waits())
+    EXPECT_LE(stream.reader_wait_timeouts() * 4, stream.reader_waits())
         << stream.reader_wait_timeouts() << " of " << stream.reader_waits() << " reader waits found the room there at their timeout";
-    EXPECT_GT(bell.parks(), 50u) << "the consumer waited for records";
-    EXPECT_LE(bell.park_timeouts() * 10, bell.parks())
+    EXPECT_LE(bell.park_timeouts() * 4, bell.parks())
         << bell.park_timeouts() << " of " << bell.parks() << " consumer parks timed out: the reader's rings were lost";
     stream.stop();
     EXPECT_EQ(stream.pool_available(), stream.pool_capacity());
