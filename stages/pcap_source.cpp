@@ -212,6 +212,7 @@ void PcapSource::open_streamed(const std::string& path, uint64_t buffer_bytes, c
                                                 static_cast<uint32_t>(scratch_.size())});
     spec.socket = env.socket;
     spec.strict = params_.get_bool("strict");
+    spec.consumer_bell = env.bell;  // the reader wakes this tile when records are ready
     CaptureFile::check_header(path, params_.where("file"));  // damaged records fail the node later
     stream_ = std::make_unique<CaptureStream>(spec);
     stream_->prime();

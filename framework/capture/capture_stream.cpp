@@ -28,7 +28,7 @@ uint32_t ring_capacity_for(uint32_t segments) {
 
 // The reader waits for free templates until a quarter of the pool is free again, so one wait
 // is paid for by many records: the replaying tile wakes it when it has given that many back
-// (consume), with a timed wait as the safety net for a wake-up lost in between. Polling with
+// (consume), with a timed wait as the safety net (counted when it finds the room there). Polling with
 // short sleeps instead would wake the reader thousands of times a second, each time taking
 // the CPU from a tile on a loaded machine; yielding is worse (a yield can cost a whole slice).
 constexpr auto kWaitAtMost = std::chrono::milliseconds(1);
@@ -88,9 +88,12 @@ void CaptureStream::consume(uint32_t n) {
         if (nc != 0) free_packets(chains, nc);
         n -= k;
     }
-    // The reader waits for this many free templates; relaxed: a missed or early look costs at
-    // most the reader's timed wait, and the mutex orders the wake-up itself.
-    const uint32_t wake_at = wake_at_.load(std::memory_order_relaxed);
+    // The reader waits for this many free templates. The fence puts the templates given back
+    // above before the look at wake_at_, as the reader puts its wake_at_ before its second
+    // look at the pool (wait_for_room): one of the two sees the other, so a reader that this
+    // look misses sees these templates and does not sleep. The mutex orders the wake-up.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const uint32_t wake_at = wake_at_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
     if (wake_at != 0 && pool_.available() >= wake_at) {
         const std::lock_guard<std::mutex> lock(wake_mutex_);
         wake_.notify_one();
@@ -126,9 +129,21 @@ bool CaptureStream::wait_for_room(uint32_t need) {
     for (;;) {
         if (stop_.load(std::memory_order_relaxed) || stop_requested()) return false;
         if (pool_.available() >= enough) return true;
+        // Announce, then look again (Dekker with consume(): see there); relaxed stores, ordered
+        // by the fence. A consume() that saw the announcement takes the mutex, which this
+        // thread holds until wait_for releases it, so its notify cannot come before the wait.
         wake_at_.store(enough, std::memory_order_relaxed);
-        wake_.wait_for(lock, kWaitAtMost);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        bool room = pool_.available() >= enough;
+        if (!room) {
+            reader_waits_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+            const bool timed_out = wake_.wait_for(lock, kWaitAtMost) == std::cv_status::timeout;
+            room = pool_.available() >= enough;
+            // The room came and nobody woke the reader: a wake-up lost (or late).
+            if (timed_out && room) reader_wait_timeouts_.fetch_add(1, std::memory_order_relaxed);
+        }
         wake_at_.store(0, std::memory_order_relaxed);
+        if (room) return true;
     }
 }
 
@@ -145,6 +160,7 @@ void CaptureStream::read_passes() {
     }
     primed_.store(true, std::memory_order_release);
     done_.store(true, std::memory_order_release);
+    if (spec_.consumer_bell != nullptr) spec_.consumer_bell->ring();  // drained() may be true now
 }
 
 // One pass over the file; false when the reader should end (stopped). The first pass sets
@@ -195,6 +211,8 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
                               static_cast<uint16_t>(nb), base_ns + last_offset, reader.timestamp_ns()};
         // The ring has a slot for every template, so a record that got templates gets a slot.
         if (!ring_.try_push(r)) throw std::logic_error("capture ring full with templates to spare");
+        // ring(): a seq_cst fence after the push's release, then the consumer's parked flag.
+        if (spec_.consumer_bell != nullptr) spec_.consumer_bell->ring();
         ++records;
     }
     if (base_ns == 0 && duration_ns == 0) duration_ns = last_offset;

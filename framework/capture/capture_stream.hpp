@@ -31,6 +31,7 @@
 #include "framework/capture/capture_file.hpp"
 #include "framework/capture/capture_reader.hpp"
 #include "framework/capture/capture_ring.hpp"
+#include "framework/runtime/doorbell.hpp"
 
 namespace tp {
 
@@ -42,6 +43,9 @@ struct CaptureStreamSpec {
     uint32_t app_segments_max = 0;  // most app mbufs one frame may take (a longer one is an error)
     int socket = -1;
     bool strict = false;          // a damaged record is an error rather than the end of a pass
+    // Where the consumer sleeps when no record is ready (StageEnv::bell): rung after every
+    // record queued and at the end. nullptr: the consumer polls.
+    Doorbell* consumer_bell = nullptr;
 };
 
 class CaptureStream {
@@ -87,6 +91,12 @@ public:
     uint32_t pool_capacity() const { return pool_.capacity(); }
     uint32_t pool_available() const { return pool_.available(); }
 
+    // Times the reader waited for templates to come back, and those of its waits that ended
+    // by the safety-net timeout rather than a consume()'s wake-up. relaxed: statistics,
+    // written by the reader only.
+    uint64_t reader_waits() const { return reader_waits_.load(std::memory_order_relaxed); }
+    uint64_t reader_wait_timeouts() const { return reader_wait_timeouts_.load(std::memory_order_relaxed); }
+
 private:
     void read_passes();
     bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records, bool first_pass);
@@ -110,9 +120,14 @@ private:
     std::atomic<bool> primed_{false};  // release/acquire: the buffers were filled once
     std::atomic<bool> stop_{false};    // relaxed: a request, it publishes no data
     // The reader sleeps on wake_ until the pool holds wake_at_ free templates (0: not waiting).
+    // seq_cst store (reader) and load (consumer), each on the other side of a seq_cst fence
+    // from its look at the pool: the Dekker pattern, so one of them sees the other (see
+    // wait_for_room and consume).
     std::mutex wake_mutex_;
     std::condition_variable wake_;
     std::atomic<uint32_t> wake_at_{0};
+    std::atomic<uint64_t> reader_waits_{0};
+    std::atomic<uint64_t> reader_wait_timeouts_{0};
     bool rethrown_ = false;
     std::thread reader_;
 };

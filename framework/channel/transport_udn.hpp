@@ -60,31 +60,33 @@ public:
     bool try_send(const T& item) override {
         uint64_t words[kWords];
         std::memcpy(words, &item, sizeof(T));
-        if (!link_.sender().try_send(words)) return false;
-        if (Doorbell* b = this->receiver_bell()) b->ring();
-        return true;
+        const bool sent = link_.sender().try_send(words);
+        if (sent)
+            if (Doorbell* b = this->receiver_bell()) b->ring();
+        detail::udn_retry_if_refused(link_.sender(), sent ? 1 : 0, 1, this->sender_bell());
+        return sent;
     }
 
     bool try_recv(T& item) override {
         uint64_t words[kWords];
         noc::TileId source;
-        if (!link_.receiver().try_recv(words, source)) return false;
-        std::memcpy(&item, words, sizeof(T));
-        if (Doorbell* b = this->sender_bell()) b->ring();
-        return true;
+        const bool got = link_.receiver().try_recv(words, source);
+        if (got) std::memcpy(&item, words, sizeof(T));
+        ring_credited();
+        return got;
     }
 
     uint32_t try_send_burst(const T* items, uint32_t n) override {
         const uint32_t i = detail::udn_send_burst(link_.sender(), items, n);
         if (i != 0)
             if (Doorbell* b = this->receiver_bell()) b->ring();
+        detail::udn_retry_if_refused(link_.sender(), i, n, this->sender_bell());
         return i;
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
         const uint32_t got = detail::udn_recv_burst(link_.receiver(), items, n);
-        if (got != 0)
-            if (Doorbell* b = this->sender_bell()) b->ring();
+        ring_credited();
         return got;
     }
 
@@ -94,6 +96,18 @@ public:
     noc::CreditChannel<Net>& link() { return link_; }
 
 private:
+    // After a receive: rings the sender when credits went back (with the items received, or
+    // a repayment of credits the network refused before, which a receive that found nothing
+    // makes too), and polls again soon while some are still owed.
+    void ring_credited() {
+        noc::CreditReceiver<Net>& rx = link_.receiver();
+        bool credited = false;
+        rx.take_credited([&](noc::TileId) { credited = true; });
+        if (credited)
+            if (Doorbell* b = this->sender_bell()) b->ring();
+        detail::udn_retry_if_owing(rx, this->receiver_bell());
+    }
+
     static noc::NetworkConfig private_network(uint32_t credits) {
         noc::NetworkConfig c;
         c.tiles = 2;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "framework/runtime/doorbell.hpp"
+
 namespace tp::detail {
 
 // Sends items[0..n) through `tx` (a credit sender: try_send_many(const uint64_t*, uint32_t)),
@@ -39,6 +41,20 @@ uint32_t udn_recv_burst(Rx& rx, T* items, uint32_t n) {
         if (m < want) break;
     }
     return got;
+}
+
+// What no doorbell announces: credits the network refused (an event device out of room; it
+// rings nobody when it has room again). A receiver still owing some, or a sender that
+// stopped short with a credit in hand, polls again soon instead of sleeping out its park:
+// its own doorbell's next park is a short nap (Doorbell::retry_soon). The sender it owes
+// may be parked waiting for just those credits, and the receiver rings it once they go.
+template <typename Rx>
+void udn_retry_if_owing(const Rx& rx, Doorbell* own) {
+    if (own != nullptr && rx.owes()) own->retry_soon();
+}
+template <typename Tx>
+void udn_retry_if_refused(const Tx& tx, uint32_t sent, uint32_t n, Doorbell* own) {
+    if (own != nullptr && sent < n && tx.credits_held() != 0) own->retry_soon();
 }
 
 }  // namespace tp::detail

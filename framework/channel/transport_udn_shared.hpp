@@ -95,12 +95,14 @@ public:
         // itself (Doorbell::make_light); a plain ring otherwise.
         if (i != 0)
             if (Doorbell* b = this->receiver_bell()) b->ring_light();
+        detail::udn_retry_if_refused(tx_, i, n, this->sender_bell());
         return i;
     }
 
     uint32_t try_recv_burst(T* items, uint32_t n) override {
         const uint32_t got = detail::udn_recv_burst(rx_.receiver(), items, n);
         rx_.ring_credited();  // also after nothing came: a repayment may have credited someone
+        detail::udn_retry_if_owing(rx_.receiver(), this->receiver_bell());
         return got;
     }
 

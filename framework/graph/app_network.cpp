@@ -24,6 +24,7 @@ struct AppNetworks::Net {
     virtual std::unique_ptr<Channel<uint64_t>> word_channel(size_t edge) = 0;
     virtual uint64_t strays() = 0;
     virtual noc::MessageNetwork* message_network() = 0;
+    virtual noc::QueueCounters counters(uint32_t tile, uint32_t queue) const = 0;
     virtual void note_bound(const AppGraph& graph, const std::vector<MemoryPlace>& node_places, std::vector<BoundArea>& out) = 0;
 };
 
@@ -80,6 +81,8 @@ public:
         if constexpr (std::is_same_v<N, noc::MessageNetwork>) return net_.get();
         else return nullptr;
     }
+
+    noc::QueueCounters counters(uint32_t tile, uint32_t queue) const override { return net_->counters(tile, queue); }
 
     // Per tile, its queues as bound, or why they are not (an eventdev tile whose node asked
     // for a placement: warned here, once per network, whatever else the runner warns of).
@@ -220,6 +223,10 @@ uint64_t AppNetworks::strays() {
     uint64_t n = 0;
     for (auto& net : nets_) n += net->strays();
     return n;
+}
+
+noc::QueueCounters AppNetworks::counters(size_t network, uint32_t tile, uint32_t queue) const {
+    return nets_.at(network)->counters(tile, queue);
 }
 
 noc::MessageNetwork* AppNetworks::message_network() {

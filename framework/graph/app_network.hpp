@@ -14,6 +14,7 @@
 #include "descriptors/packet_desc.hpp"
 #include "framework/channel/channel.hpp"
 #include "framework/graph/memory_plan.hpp"
+#include "framework/noc/network_config.hpp"
 
 namespace tp {
 
@@ -44,6 +45,10 @@ public:
 
     // The shared-memory network of the `udn` links, nullptr when there is none.
     noc::MessageNetwork* message_network();
+    // What queue `queue` of network tile `tile` carried, and the pushes its network refused
+    // (a full queue; on an event device also a device out of room), in network
+    // `network` (AppPlan::networks' order).
+    noc::QueueCounters counters(size_t network, uint32_t tile, uint32_t queue) const;
 
     // What `node_places` bound: each network queue, named "network queue 0 of tile 2 (node
     // parse)"; an eventdev network's tiles whose node asks for a placement appear with the

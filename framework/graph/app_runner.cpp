@@ -98,6 +98,7 @@ void AppRunner::start_stages() {
             env.outputs = outputs_.get();
             env.node_name = nc.name;
             env.socket = eal_socket_of(memory_.node[n]);
+            env.bell = scheduler_->bell(plan_.threads.thread_of_node[n]);
             if (st.kind() == StageKind::Source) {
                 auto [it, fresh] = port_of_source.try_emplace(&nc, static_cast<uint8_t>(source_port));
                 if (fresh && ++source_port > PacketDesc::kPortMax + 1u)

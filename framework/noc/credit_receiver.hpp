@@ -7,8 +7,10 @@
 //
 // try_recv never blocks: false when no message is there. Credits the network refuses
 // (possible only on the eventdev backend, when the device is out of room) are kept and
-// pushed again before the next receive. recv() waits through a WaitPolicy, parked on the
-// data queue's doorbell when the network rings one.
+// pushed again before the next receive (owes() says so). recv() waits through a WaitPolicy,
+// parked on the data queue's doorbell when the network rings one; while it owes credits its
+// parks are short naps (Doorbell::retry_soon): the device rings nobody when it has room
+// again, and the sender, out of credits, may be parked waiting for just these.
 // Thread-safety: the thread that drives the receiver's tile. An end fills its own cache
 // lines (see CreditSender).
 #pragma once
@@ -80,9 +82,19 @@ public:
     }
 
     void recv(uint64_t* payload, TileId& source, const WaitPolicy& policy = {}) {
+        Doorbell* bell = data_.bell();
         policy.wait([&] { return try_recv(payload, source); },
-                    [&](auto& attempt) { return park_on(data_.bell(), policy, attempt); });
+                    [&](auto& attempt) {
+                        // A failed attempt adds no debt (only a receive does), so one look
+                        // before announcing covers the re-check inside park_on.
+                        if (bell != nullptr && owes()) bell->retry_soon();
+                        return park_on(bell, policy, attempt);
+                    });
     }
+
+    // Credits the network refused, still to be pushed (by the next receive, even one that
+    // finds no message).
+    bool owes() const { return !owing_.empty(); }
 
     // Calls f(tile) once for each sender tile that credits reached since the last call (a
     // receive's or a repayment's), and forgets them: whom a receive may have to wake. A

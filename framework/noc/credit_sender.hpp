@@ -6,8 +6,10 @@
 // set aside in the receiver's queue.
 //
 // try_send never blocks: false when no credit has come back (or, rarely, the network
-// refused the push; the credit is then kept for the next try). send() waits through a
-// WaitPolicy, parked on the ack queue's doorbell when the network rings one.
+// refused the push; the credit is then kept for the next try: credits_held() != 0). send()
+// waits through a WaitPolicy, parked on the ack queue's doorbell when the network rings one;
+// a refusal with a credit in hand parks in short naps instead (Doorbell::retry_soon): no
+// credit is coming to ring it, and the event device rings nobody when it has room again.
 // Thread-safety: the thread that drives the sender's tile. An end fills its own cache lines,
 // so the two ends of an interface built side by side do not share one.
 #pragma once
@@ -34,8 +36,13 @@ public:
     // Sends `payload_words` words from `payload` as one message.
     bool try_send(const uint64_t* payload) {
         if (credits_ == 0 && !take_credits(kBatch)) return false;
-        if (!(owns_queue_ ? net_->try_push_credited(route_, payload, words_) : net_->try_push(route_, payload, words_)))
+        if (!(owns_queue_ ? net_->try_push_credited(route_, payload, words_) : net_->try_push(route_, payload, words_))) {
+            // Refused: the event device is out of room. The credit messages waiting in the ack
+            // queue hold some of it; taking them all gives it back, so the device cannot stay
+            // full of credits that nobody takes while their senders wait for room.
+            take_credits(~0u);
             return false;
+        }
         --credits_;
         return true;
     }
@@ -58,8 +65,13 @@ public:
     }
 
     void send(const uint64_t* payload, const WaitPolicy& policy = {}) {
+        Doorbell* bell = acks_.bell();
         policy.wait([&] { return try_send(payload); },
-                    [&](auto& attempt) { return park_on(acks_.bell(), policy, attempt); });
+                    [&](auto& attempt) {
+                        // A failed attempt never spends a credit, so one look here is enough.
+                        if (bell != nullptr && credits_ != 0) bell->retry_soon();
+                        return park_on(bell, policy, attempt);
+                    });
     }
 
     TileId tile() const { return self_; }

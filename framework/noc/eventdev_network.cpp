@@ -92,6 +92,17 @@ void EventdevNetwork::configure_device() {
     dc.nb_event_queues = static_cast<uint8_t>(ports);
     dc.nb_event_ports = static_cast<uint8_t>(ports);
     dc.nb_events_limit = info.max_num_events;
+    if (config_.device_events != 0) {
+        // Each port may keep up to 2 quanta - 1 credits it cannot spend; one quantum more
+        // stays for a push, so a refusal lasts only until some port's pop returns credits.
+        const uint32_t least = ports * 2 * detail::kCreditQuanta + detail::kCreditQuanta;
+        if (config_.device_events < least || config_.device_events > static_cast<uint32_t>(info.max_num_events))
+            throw std::invalid_argument(std::string(kBackend) + " network: device_events must be between " +
+                                        std::to_string(least) + " (for " + std::to_string(ports) + " event ports) and " +
+                                        std::to_string(info.max_num_events) + ", got " +
+                                        std::to_string(config_.device_events));
+        dc.nb_events_limit = static_cast<int32_t>(config_.device_events);
+    }
     dc.nb_event_queue_flows = std::min<uint32_t>(1024, info.max_event_queue_flows);
     dc.nb_event_port_dequeue_depth = info.max_event_port_dequeue_depth;
     dc.nb_event_port_enqueue_depth = std::min<uint32_t>(128, info.max_event_port_enqueue_depth);
@@ -137,7 +148,7 @@ uint32_t EventdevNetwork::queue_of(TileId tile, Tag tag) const {
 }
 
 bool EventdevNetwork::push_once(TileId from, TileId to, uint32_t queue, Tag tag, const uint64_t* payload,
-                                uint32_t length) {
+                                uint32_t length, bool* device_refused) {
     QueueState& s = state(to, queue);
     const uint64_t need = uint64_t{length} + 1;
     // relaxed: `used` only bounds the queue's contents; the message travels in the event.
@@ -163,6 +174,7 @@ bool EventdevNetwork::push_once(TileId from, TileId to, uint32_t queue, Tag tag,
     }
     tsan_release(&state(to, queue));  // the event device's ordering is invisible to TSan
     if (rte_event_enqueue_burst(dev_, static_cast<uint8_t>(index(from, catch_all())), &ev, 1) == 1) return true;
+    if (device_refused != nullptr) *device_refused = true;
     s.used.fetch_sub(need, std::memory_order_relaxed);  // relaxed: as above
     if (buffer != nullptr) {
         buffer->ready.store(0, std::memory_order_relaxed);  // relaxed: the buffer never left this thread
@@ -205,10 +217,20 @@ void EventdevNetwork::push(TileId from, TileId to, Tag tag, const uint64_t* payl
     const uint32_t q = tags_[to].queue_of(tag);
     QueueState& s = state(to, q);
     detail::check_sender(kBackend, from, to, q, s.sole_sender.load(std::memory_order_relaxed));  // relaxed: see QueueState
-    auto attempt = [&] { return push_once(from, to, q, tag, payload, length); };
+    bool device_refused = false;
+    auto attempt = [&] {
+        device_refused = false;
+        return push_once(from, to, q, tag, payload, length, &device_refused);
+    };
     if (!attempt()) {
         s.stalls.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic; once per waiting push
         policy.wait(attempt, [&](auto& again) {
+            // The queue had room but the device had none: a pop of this queue (what rings the
+            // space bell) may never come, and the device rings nobody. Nap and try again.
+            if (device_refused) {
+                nap(policy.nap_without_bell);
+                return again();
+            }
             return park_on(config_.doorbells ? &s.space_bell : nullptr, policy, again);
         });
     }
@@ -219,9 +241,12 @@ bool EventdevNetwork::pop_once(TileId tile, uint32_t queue, MessageHeader& heade
     const auto port = static_cast<uint8_t>(index(tile, queue));
     rte_event ev;
     if (rte_event_dequeue_burst(dev_, port, &ev, 1, 0) == 0) {
-        // Nothing scheduled to this port yet: run the scheduler once (EBUSY: another thread is).
+        // Nothing scheduled to this port yet: run the scheduler once. EBUSY: another thread
+        // is running it, in an iteration that may have begun before the event this pop was
+        // rung for came in; returning empty-handed then would park the caller with nobody left
+        // to ring it. So wait for that iteration to end and run one of our own.
         detail::ensure_lcore();
-        rte_service_run_iter_on_app_lcore(service_, 1);
+        while (rte_service_run_iter_on_app_lcore(service_, 1) == -EBUSY) yield_cpu();
         if (rte_event_dequeue_burst(dev_, port, &ev, 1, 0) == 0) return false;
     }
     tsan_acquire(&state(tile, queue));

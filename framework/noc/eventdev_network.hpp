@@ -107,7 +107,9 @@ private:
 
     uint32_t index(TileId tile, uint32_t queue) const { return tile * (config_.queues + 1) + queue; }
     QueueState& state(TileId tile, uint32_t queue) { return states_[index(tile, queue)]; }
-    bool push_once(TileId from, TileId to, uint32_t queue, Tag tag, const uint64_t* payload, uint32_t length);
+    // False when the queue is full or the device refused the event (then *device_refused).
+    bool push_once(TileId from, TileId to, uint32_t queue, Tag tag, const uint64_t* payload, uint32_t length,
+                   bool* device_refused = nullptr);
     bool pop_once(TileId tile, uint32_t queue, MessageHeader& header, uint64_t* payload);
     void configure_device();
 

@@ -50,6 +50,11 @@ struct NetworkConfig {
     // (one fence per operation). Off, a parked caller naps briefly and polls again: the
     // choice of interfaces that bring their own doorbells (the `udn` channel transport).
     bool doorbells = true;
+    // The eventdev backend's device: events it holds at once (nb_events_limit); 0: as many as
+    // it offers. A smaller one refuses pushes sooner, as a hardware queue manager's own limit
+    // does. At least what the ports may keep in their credit caches, plus one quantum
+    // (EventdevNetwork checks), so a refused push always succeeds again. Ignored elsewhere.
+    uint32_t device_events = 0;
 
     // Words (tile, queue) holds; `queue` may be the catch-all (== queues).
     uint32_t words_of(TileId tile, uint32_t queue) const {

@@ -53,11 +53,14 @@ void Doorbell::heavy_barrier() {
 }
 
 void Doorbell::park(std::chrono::microseconds timeout) {
+    // relaxed: see retry_soon()
+    const bool retry = retry_soon_.exchange(false, std::memory_order_relaxed);
+    if (retry && timeout > kRetryNap) timeout = kRetryNap;
     timespec ts{static_cast<time_t>(timeout.count() / 1000000),
                 static_cast<long>((timeout.count() % 1000000) * 1000)};
     // Sleeps only while the flag still reads 1: a wake that came first makes this return at once.
     if (futex(&parked_, FUTEX_WAIT_PRIVATE, 1, &ts) != 0 && errno == ETIMEDOUT)
-        park_timeouts_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+        (retry ? retry_naps_ : park_timeouts_).fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     // relaxed: the sleeper re-polls its inputs next, and the producers' data was ordered by
     // their own fence before they read the flag; this store only ends the announcement.
     parked_.store(0, std::memory_order_relaxed);

@@ -52,7 +52,9 @@ public:
     // private expedited membarrier (else ring_light() stays a ring()). Call before the
     // threads that use this doorbell start.
     bool make_light();
-    bool light() const { return light_; }
+    // True while ring_light() goes without a fence: made light, and no membarrier has failed
+    // since (relaxed: a one-way flag, see heavy_barrier()).
+    bool light() const { return light_ && !light_failed_.load(std::memory_order_relaxed); }
 
     // Sleeper side: announce, then re-check inputs, then park (or cancel if work appeared).
     void prepare_park() {
@@ -64,7 +66,16 @@ public:
     // relaxed: withdrawing the announcement publishes nothing; at worst a producer still
     // sees 1 and pays for a futex wake that finds no sleeper.
     void cancel_park() { parked_.store(0, std::memory_order_relaxed); }
+    // Sleeps until rung, or `timeout` (kRetryNap at most after retry_soon()).
     void park(std::chrono::microseconds timeout);
+
+    // Sleeper side, from the sleeper's own thread: its next park() sleeps kRetryNap at most
+    // (a ring still ends it at once). For a sleeper holding work that only its own polling
+    // can finish and that nobody will ring for: a push the event device refused (it says
+    // nothing when it has room again). Asked for while polling; the next park takes it.
+    // relaxed: set and taken by the sleeper's thread only.
+    void retry_soon() { retry_soon_.store(true, std::memory_order_relaxed); }
+    static constexpr std::chrono::microseconds kRetryNap{50};
 
     // Announcements to sleep (each costs the sleeper a barrier: on a light doorbell a
     // membarrier, an interrupt of every CPU running this process). relaxed: a statistic.
@@ -74,6 +85,9 @@ public:
     // Parks that slept out their whole timeout (nobody rang): each is a wake-up lost or never
     // due. relaxed: a statistic, written by the sleeper only.
     uint64_t park_timeouts() const { return park_timeouts_.load(std::memory_order_relaxed); }
+    // Parks shortened by retry_soon() that napped their whole kRetryNap (not park_timeouts:
+    // nobody was due to ring). relaxed: a statistic, written by the sleeper only.
+    uint64_t retry_naps() const { return retry_naps_.load(std::memory_order_relaxed); }
 
 private:
     void wake();
@@ -86,6 +100,8 @@ private:
     std::atomic<uint64_t> parks_{0};
     std::atomic<uint64_t> wakeups_{0};
     std::atomic<uint64_t> park_timeouts_{0};
+    std::atomic<uint64_t> retry_naps_{0};
+    std::atomic<bool> retry_soon_{false};
 };
 
 }  // namespace tp

@@ -31,6 +31,7 @@ struct rte_mempool;
 
 namespace tp {
 
+class Doorbell;
 class MbufPool;
 class PendingOutputs;
 
@@ -59,6 +60,11 @@ struct StageEnv {
     /// Files the stage writes are created under the names these reserve (output_name()) until
     /// the whole app has started; nullptr outside an app: the file's own name.
     PendingOutputs* outputs = nullptr;
+    /// The doorbell the thread running the stage sleeps on when its tile is idle (nullptr
+    /// outside an app). A source whose packets come from a thread of its own (a file reader)
+    /// rings it (Doorbell::ring) after making packets ready, so the tile does not sleep out
+    /// its park timeout while they wait.
+    Doorbell* bell = nullptr;
 };
 
 /// The DPDK mempool behind `env.pool` (rte_pktmbuf_alloc_bulk from it), nullptr when none.

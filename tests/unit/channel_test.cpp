@@ -2,10 +2,19 @@
 // blocking through the WaitPolicy, construction errors) and from the asymmetric receiver
 // (fair round-robin selection, end of stream once every sender closed).
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -398,6 +407,56 @@ TEST_P(AsymmetricContract, EndOfStreamOnlyOnceEverySenderClosedAndAllIsDrained) 
     ASSERT_TRUE(recv(rx, out));
     EXPECT_EQ(item_value(out), 5u);
     EXPECT_FALSE(recv(rx, out));
+}
+
+// Makes this thread's later membarrier() calls fail with EPERM (a seccomp filter), as a
+// sandbox that starts refusing them would; false when the filter cannot be installed.
+bool refuse_membarrier() {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+TEST(Doorbell, AMembarrierFailingAtRunTimeMakesRingLightFenceAgainAndIsSaidOnce) {
+    // In a child process (the failure is for the rest of the process): a doorbell made light,
+    // then membarrier refused, then two parks. Exit status: 0 when ring_light() fences again
+    // (light() false) after the failures, 1 when it still goes without a fence, 4 when this
+    // kernel has no private expedited membarrier, 5 when seccomp is not available.
+    int err[2];
+    ASSERT_EQ(pipe(err), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        dup2(err[1], STDERR_FILENO);
+        Doorbell b;
+        if (!b.make_light()) _exit(4);
+        if (!refuse_membarrier()) _exit(5);
+        for (int i = 0; i < 2; ++i) {
+            b.prepare_park();  // its barrier fails
+            b.cancel_park();
+        }
+        _exit(b.light() ? 1 : 0);
+    }
+    close(err[1]);
+    std::string said;
+    char buf[512];
+    for (ssize_t n; (n = read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(n));
+    close(err[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << said;
+    if (WEXITSTATUS(status) == 4) GTEST_SKIP() << "no private expedited membarrier on this kernel";
+    if (WEXITSTATUS(status) == 5) GTEST_SKIP() << "cannot install a seccomp filter here";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "ring_light() still skips its fence after a failed membarrier";
+    const std::string warning = "membarrier(PRIVATE_EXPEDITED) failed";
+    const size_t at = said.find(warning);
+    EXPECT_NE(at, std::string::npos) << said;
+    EXPECT_EQ(said.find(warning, at + 1), std::string::npos) << "said more than once: " << said;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, AsymmetricContract, testing::ValuesIn(transport_names()),

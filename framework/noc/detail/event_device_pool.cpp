@@ -26,6 +26,7 @@ std::vector<Slot> g_slots;  // guarded by g_mutex
 // credit_quanta: how many device credits a port takes from (and returns to) the shared pool
 // at a time; each port may hold up to twice that, so 64 ports at the default 32 could hold
 // all 4096 and starve the rest. 8 keeps the hoard at 1024.
+static_assert(kCreditQuanta == 8, "kDeviceArgs says 8");
 constexpr const char* kDeviceArgs = "credit_quanta=8";
 
 }  // namespace

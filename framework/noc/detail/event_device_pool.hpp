@@ -19,6 +19,10 @@
 
 namespace tp::noc::detail {
 
+// Device credits an event_sw port takes from (and gives back to) the device's pool at a time;
+// a port keeps up to 2 x kCreditQuanta - 1 between those (see event_device_pool.cpp).
+inline constexpr uint32_t kCreditQuanta = 8;
+
 struct EventDevice {
     uint8_t id = 0;
     std::string name;
