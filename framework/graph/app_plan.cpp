@@ -47,6 +47,11 @@ AppPlan plan_app(const AppConfig& app) {
     // More tiles than CPUs: a tile that only moves packets (an emitter, a collector) buys no
     // parallelism, so its neighbours do its work and a hop per packet is saved.
     if (app.fuse == "always" || (app.fuse == "auto" && graph.nodes.size() > cpus.size())) graph = build_graph(app, true);
+    return place_app_graph(app, std::move(graph));
+}
+
+AppPlan place_app_graph(const AppConfig& app, AppGraph graph) {
+    const std::vector<int> cpus = allowed_cpus();
     const size_t n = graph.nodes.size();
     std::vector<double> load;
     for (const GraphNode& g : graph.nodes) load.push_back(g.load);

@@ -36,5 +36,8 @@ struct AppPlan {
 
 // Throws LocatedError (unknown topology at its key, placement errors at the node).
 AppPlan plan_app(const AppConfig& app);
+// The placement half of plan_app for a graph already built (a rank's part of the app:
+// rank_plan.hpp).
+AppPlan place_app_graph(const AppConfig& app, AppGraph graph);
 
 }  // namespace tp
