@@ -169,10 +169,11 @@ int run(RunArgs args) {
         RunOptions opts;
         if (ranks) opts.tick = [&ranks] { ranks->tick(); };
         if (!args.quiet) opts.progress = [progress](const std::string& line) { progress->print(line); };
-        opts.notice = [progress](const std::string& line) {
-            progress->end();
-            std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
-        };
+        if (!ranks || ranks->rank() == 0)  // one notice for all ranks
+            opts.notice = [progress](const std::string& line) {
+                progress->end();
+                std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
+            };
         LiveRun live(runner, args.live, stats_file.get(), metrics.get());
         report = runner.run(opts);
         live.finish(report);
