@@ -94,13 +94,24 @@ int run(RunArgs args) {
     std::optional<AppPlan> plan;
     std::unique_ptr<RankRun> ranks;  // null: one process
     try {
+        ranks = RankRun::launch();  // under mpirun -np R > 1: MPI starts here
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tilepipe: %s\n", e.what());
+        return kExitRuntime;
+    }
+    std::string config_error;
+    try {
         app = load_app(args.app);
         app.trace = args.trace;
         plan = plan_app(app);  // placement errors are config errors: report them before EAL
-        ranks = RankRun::prepare(app, *plan);
+        if (ranks) ranks->prepare(app, *plan);
+        else RankRun::check_alone(app, *plan);
     } catch (const LocatedError& e) {
-        // Under mpirun every rank finds the same error: rank 0 says it.
-        if (RankRun::launched_rank() == 0) std::fprintf(stderr, "tilepipe: %s\n", e.what());
+        config_error = e.what();
+    }
+    // Ranks compare what they found (a host may lack a file the others read): rank 0 says it.
+    if (ranks ? !ranks->agree_config(config_error) : !config_error.empty()) {
+        if (!ranks) std::fprintf(stderr, "tilepipe: %s\n", config_error.c_str());
         return kExitUsage;
     }
     if (ranks && ranks->rank() != 0) {  // rank 0 reports for all
@@ -139,7 +150,6 @@ int run(RunArgs args) {
         // Before sizing EAL memory: that reads large captures, and Ctrl-C stops the reading.
         install_stop_signal_handlers(SecondSignal::CutShort);
         LoadProgress::set_enabled(!args.quiet);
-        if (ranks) ranks->start();
         const auto build = [&] {
             EalOptions eal = eal_options_for(app, *plan);
             eal.user_args = args.eal;

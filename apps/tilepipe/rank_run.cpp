@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <optional>
 
 #include "framework/graph/rank_plan.hpp"
 #include "framework/graph/rank_report.hpp"
@@ -20,64 +19,77 @@ namespace {
 #ifdef TILEPIPE_HAVE_RANKS
 class MpiRankRun final : public RankRun {
 public:
-    MpiRankRun(RankLayout layout, int rank) : layout_(std::move(layout)), rank_(rank) {}
+    MpiRankRun() : links_(world_.links()) {}
 
-    int rank() const override { return rank_; }
-    void start() override {
-        world_.emplace();
-        links_.emplace(world_->links());
+    int rank() const override { return world_.rank(); }
+    void prepare(AppConfig& app, AppPlan& plan) override {
+        layout_ = plan_ranks(app, plan.graph);
+        check_world(app, layout_, world_.size(), true);
+        check_rank_layout(app, plan.graph, layout_);
+        RankPart part = plan_rank_part(app, plan, layout_, world_.rank());
+        app = std::move(part.app);
+        plan = std::move(part.plan);
     }
-    RankLinkTasks* links() override { return &*links_; }
+    bool agree_config(const std::string& error) override {
+        const std::vector<std::string> all = world_.gather(error);  // empty but on rank 0
+        bool alike = true, any = false;
+        for (const std::string& e : all) alike = alike && e == all.front(), any = any || !e.empty();
+        if (any && alike) std::fprintf(stderr, "tilepipe: %s\n", all.front().c_str());
+        for (size_t r = 0; any && !alike && r < all.size(); ++r)
+            if (!all[r].empty()) std::fprintf(stderr, "tilepipe: rank %zu: %s\n", r, all[r].c_str());
+        return world_.agree(any ? 1 : 0) == 0;
+    }
+    RankLinkTasks* links() override { return &links_; }
     bool agree_started(const std::string& error) override {
-        const std::vector<std::string> errors = world_->agree_started(error);
-        if (rank_ == 0)
+        const std::vector<std::string> errors = world_.agree_started(error);
+        if (world_.rank() == 0)
             for (const std::string& e : errors) std::fprintf(stderr, "tilepipe: %s\n", e.c_str());
         return errors.empty();
     }
-    void tick() override { world_->tick(); }
-    void end_run() override { world_->end_run(); }
+    void tick() override { world_.tick(); }
+    void end_run() override { world_.end_run(); }
     void merge(RunReport& r) override {
         char host[256] = {};
         gethostname(host, sizeof host - 1);
-        const std::vector<std::string> all = world_->gather(rank_summary(r, rank_, host).dump());
-        if (rank_ != 0) return;
+        const std::vector<std::string> all = world_.gather(rank_summary(r, world_.rank(), host).dump());
+        if (world_.rank() != 0) return;
         std::vector<nlohmann::json> summaries;
         for (const std::string& s : all) summaries.push_back(nlohmann::json::parse(s));
         merged_ = merge_ranks(r, summaries, layout_);
     }
     std::string table() const override { return format_ranks(merged_); }
     void add_json(nlohmann::json& j) const override { add_ranks_json(j, merged_); }
-    int agree_exit(int status) override { return world_->agree(status); }
+    int agree_exit(int status) override { return world_.agree(status); }
 
 private:
+    // First: MPI_Finalize (its destructor) comes after the links' tasks and the runner are gone.
+    RankWorld world_;
+    MpiRankLinks links_;
     RankLayout layout_;
-    int rank_;
     RanksReport merged_;
-    // The links' tasks are gone (with the runner) before the world finalizes MPI.
-    std::optional<RankWorld> world_;
-    std::optional<MpiRankLinks> links_;
 };
 #endif
 
 }  // namespace
 
-int RankRun::launched_rank() { return mpirun_env().rank; }
+std::unique_ptr<RankRun> RankRun::launch() {
+#ifdef TILEPIPE_HAVE_RANKS
+    const MpirunEnv env = mpirun_env();
+    if (env.launched && env.size > 1) return std::make_unique<MpiRankRun>();
+#endif
+    return nullptr;
+}
 
-std::unique_ptr<RankRun> RankRun::prepare(AppConfig& app, AppPlan& plan) {
+void RankRun::check_alone(const AppConfig& app, const AppPlan& plan) {
     const RankLayout layout = plan_ranks(app, plan.graph);
     const MpirunEnv env = mpirun_env();
+#ifndef TILEPIPE_HAVE_RANKS
+    if (layout.ranks > 1 || env.size > 1)
+        throw LocatedError(layout.ranks > 1 ? layout.highest_where : Location{app.file, 1, 1},
+                           "ranks need Open MPI, and this tilepipe was built without it (meson -Dmpi=enabled)");
+#endif
     check_world(app, layout, env.size, env.launched);
     check_rank_layout(app, plan.graph, layout);
-    if (layout.ranks == 1) return nullptr;  // one process: as an app without ranks
-#ifdef TILEPIPE_HAVE_RANKS
-    RankPart part = plan_rank_part(app, plan, layout, env.rank);
-    app = std::move(part.app);
-    plan = std::move(part.plan);
-    return std::make_unique<MpiRankRun>(layout, env.rank);
-#else
-    throw LocatedError(layout.highest_where, "rank " + std::to_string(layout.ranks - 1) +
-                                                 ": this tilepipe was built without Open MPI, which runs ranks (meson -Dmpi=enabled)");
-#endif
 }
 
 }  // namespace tp::cli

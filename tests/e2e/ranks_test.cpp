@@ -149,7 +149,7 @@ TEST(Ranks, AStageThatThrowsOnRankOneStopsEveryRankWithAnExactReport) {
     REQUIRE_MPIRUN();
     const std::string conf = app_file("throws.yaml", "app: ranks_throws\n"
                                                      "pipeline:\n"
-                                                     "  - stage: synth\n    count: 50M\n"
+                                                     "  - stage: synth\n    count: 2M\n"
                                                      "  - stage: throw_after\n    packets: 3000\n    message: boom on purpose\n    rank: 1\n"
                                                      "  - stage: drop\n");
     CommandResult r;
@@ -158,7 +158,7 @@ TEST(Ranks, AStageThatThrowsOnRankOneStopsEveryRankWithAnExactReport) {
     ASSERT_FALSE(j.is_discarded()) << r.err;
     EXPECT_EQ(j["unaccounted"], 0);
     EXPECT_TRUE(j["pools_full"].get<bool>());
-    EXPECT_LT(j["packets"].get<long>(), 50000000) << "rank 0's source stopped";
+    EXPECT_LT(j["packets"].get<long>(), 2000000) << "rank 0's source stopped";
     EXPECT_NE(r.err.find("failed: rank 1: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("boom on purpose"), std::string::npos) << r.err;
     // A stage that cannot open on rank 1: no rank runs, and rank 0 says which rank and why.
@@ -175,26 +175,16 @@ TEST(Ranks, RanksTheRunCannotHaveAreRefusedAtTheirPlace) {
                                                     "pipeline:\n"
                                                     "  - stage: synth\n    count: 100\n"
                                                     "  - stage: drop\n    rank: 2\n");
+    // Every rank finds it; rank 0 says it, once (the other cases: rank_plan_test).
     CommandResult r = mpirun(2, "run " + conf);
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(conf + ":6:11: rank 2 does not exist: mpirun started 2 process(es)"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("rank 2 does not exist", r.err.find("rank 2 does not exist") + 1), std::string::npos)
         << "rank 0 alone says it: " << r.err;
-    r = mpirun(3, "run " + conf);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find(conf + ":6:11: rank 1 holds no node"), std::string::npos) << r.err;
-    r = mpirun(4, "run " + conf + " --set drop.rank=1");
-    EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("--set drop.rank=1: the highest rank the app names is 1, but mpirun started 4 processes"),
-              std::string::npos) << r.err;
     // Without mpirun an app is one process.
     r = tilepipe("run " + conf);
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(conf + ":6:11: rank 2 needs mpirun"), std::string::npos) << r.err;
-    // mpirun around an app that names no rank.
-    r = mpirun(2, "run conf/default.yaml");
-    EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("conf/default.yaml:1:1: mpirun started 2 processes, but the app names no rank"), std::string::npos) << r.err;
     fs::remove(conf);
 }
 

@@ -103,6 +103,9 @@ TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
               "a.yaml:7:14: rank 2 does not exist: mpirun started 2 process(es), ranks 0 to 1 (start it with -np 3)");
     EXPECT_EQ(error_of([&] { check_world(app, l, 1, false); }),
               "a.yaml:7:14: rank 2 needs mpirun: run `mpirun -np 3 tilepipe run ...` (without mpirun an app is one process, rank 0)");
+    EXPECT_EQ(error_of([&] { check_world(app, l, 4, true); }),
+              "a.yaml:7:14: the highest rank the app names is 2, but mpirun started 4 processes: start it with -np 3 "
+              "(a rank without nodes is refused)");
     const AppConfig plain = parse_app_config("pipeline: [synth, drop]\n", "p.yaml");
     const RankLayout one = plan_ranks(plain, plan_app(plain).graph);
     EXPECT_FALSE(one.named);
