@@ -369,6 +369,7 @@ AppRunner::TrafficClock AppRunner::traffic_clock() const {
             c.last_sink = std::max(c.last_sink, last);
         } else {
             c.last_other = std::max(c.last_other, last);
+            c.first_other = c.first_other == 0 ? first : std::min(c.first_other, first);
         }
     }
     return c;
@@ -516,9 +517,11 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
     uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
     uint64_t last_emit = c.last_emit;
     if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
-    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
-    const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
-    if (c.first_emit != 0) {
+    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference. A
+    // rank's part without sources times from its first stage's first burst.
+    const uint64_t start = c.first_emit != 0 ? c.first_emit : c.first_other;
+    const auto since_first = [&](uint64_t t) { return t > start ? double(t - start) / hz : 0.0; };
+    if (start != 0) {
         r.seconds = since_first(end);
         r.offered_seconds = since_first(last_emit);
     }

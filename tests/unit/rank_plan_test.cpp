@@ -95,6 +95,20 @@ TEST(RankPlan, EachRanksPartHoldsItsNodesAndTheEndsOfItsLinksInEdgeOrder) {
     EXPECT_EQ(z.inputs_of(node_named(z, "fw.collector")).size(), 4u);
 }
 
+// A map shares its tasks in memory: its emitter, workers and collector run on its rank.
+TEST(RankPlan, AMapRunsWholeOnItsRank) {
+    const AppConfig app = parse_app_config("pipeline:\n  - synth\n  - map:\n      workers: 3\n      rank: 1\n"
+                                           "      worker: [parse]\n  - drop\n",
+                                           "a.yaml");
+    const AppPlan plan = plan_app(app);
+    const RankLayout l = plan_ranks(app, plan.graph);
+    for (size_t n = 0; n < plan.graph.nodes.size(); ++n)
+        EXPECT_EQ(l.rank_of_node[n], plan.graph.nodes[n].pattern >= 0 ? 1 : 0) << plan.graph.nodes[n].name;
+    ASSERT_EQ(l.links.size(), 2u);  // synth -> the map's emitter, its collector -> drop
+    EXPECT_EQ(l.links[0].to, "map.emitter");
+    EXPECT_EQ(l.links[1].from, "map.collector");
+}
+
 TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
     const AppConfig app = never_fused(kFarm);
     const RankLayout l = plan_ranks(app, plan_app(app).graph);
