@@ -1,6 +1,5 @@
 #include "framework/ranks/rank_link.hpp"
 
-#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -75,12 +74,10 @@ public:
                 cancel_credit();
                 done_ = true;
             }
-            return true;  // the credits still out come back without a doorbell: keep polling
+            return moved || done_;
         }
         Slot* s = free_slot();
-        // Waiting for credits or a send's completion, which ring no doorbell: a parked thread
-        // would see them only at its park timeout, so the tile keeps its thread polling.
-        if (credits_ == 0 || s == nullptr) return true;
+        if (credits_ == 0 || s == nullptr) return moved;
         Burst b;
         b.n = static_cast<uint16_t>(in_->try_recv_burst(b.d, kBurstMax));
         if (b.n == 0) {
@@ -226,10 +223,7 @@ public:
             MPI_Message msg;
             MPI_Status st;
             check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a burst");
-            // Messages ring no doorbell: while traffic flows (a message within the last
-            // millisecond) the tile keeps its thread polling rather than let it park.
-            if (flag == 0) return moved || rte_rdtsc() - last_message_ < active_cycles_;
-            last_message_ = rte_rdtsc();
+            if (flag == 0) return moved;
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             buf_.resize(static_cast<size_t>(count));
@@ -361,8 +355,6 @@ private:
     uint16_t at_ = 0;
     uint32_t owed_ = 0;  // bursts handed on whose credit has not gone back
     std::deque<Credit> credits_out_;
-    uint64_t last_message_ = 0;                       // TSC of the last message received
-    uint64_t active_cycles_ = rte_get_tsc_hz() / 1000;  // how long traffic counts as flowing
     bool done_ = false;
 };
 
