@@ -77,6 +77,8 @@ public:
             return moved || done_;
         }
         Slot* s = free_slot();
+        // Credits and completions ring no doorbell: an idle poll lets the thread spin, yield
+        // (the peer rank may share the CPU) and at last park for the scheduler's timeout.
         if (credits_ == 0 || s == nullptr) return moved;
         Burst b;
         b.n = static_cast<uint16_t>(in_->try_recv_burst(b.d, kBurstMax));
