@@ -103,7 +103,9 @@ int run(RunArgs args) {
     try {
         app = load_app(args.app);
         app.trace = args.trace;
-        plan = plan_app(app);  // placement errors are config errors: report them before EAL
+        // Placement errors are config errors: report them before EAL. A rank checks the
+        // parameters of the stages it runs (prepare()): the files they read are on its host.
+        plan = plan_app(app, !ranks);
         if (ranks) ranks->prepare(app, *plan);
         else RankRun::check_alone(app, *plan);
     } catch (const LocatedError& e) {

@@ -26,6 +26,11 @@ public:
         layout_ = plan_ranks(app, plan.graph);
         check_world(app, layout_, world_.size(), true);
         check_rank_layout(app, plan.graph, layout_);
+        std::vector<bool> runs(app.pipeline.size(), false);
+        for (size_t n = 0; n < plan.graph.nodes.size(); ++n)
+            if (layout_.rank_of_node[n] == world_.rank())
+                for (size_t i : plan.graph.nodes[n].stages) runs[i] = true;
+        check_stage_params(app, runs);
         RankPart part = plan_rank_part(app, plan, layout_, world_.rank());
         app = std::move(part.app);
         plan = std::move(part.plan);

@@ -673,8 +673,10 @@ std::string describe_app(const AppConfig& app) {
     return s;
 }
 
-void check_stage_params(const AppConfig& app) {
-    for (const NodeConfig& n : app.pipeline) {
+void check_stage_params(const AppConfig& app, const std::vector<bool>& only) {
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        if (!only.empty() && !only[i]) continue;
+        const NodeConfig& n = app.pipeline[i];
         if (n.stage->check_params) n.stage->check_params(n.params);
         if (n.stage->check_data_room) n.stage->check_data_room(n.params, app.pool.data_room);
         for (const auto& [w, p] : n.worker_params) {

@@ -210,8 +210,9 @@ std::string describe_app(const AppConfig& app);
 // after settings changed, since one override may undo what another left inconsistent.
 void check_app(AppConfig& app);
 // Checks between a stage's parameters (StageInfo::check_params) once every `--set` is
-// applied; plan_app calls it.
-void check_stage_params(const AppConfig& app);
+// applied; plan_app calls it. `only`: per pipeline node, whether to check it (a rank checks
+// the stages it runs: the files they read are on its host); empty: every node.
+void check_stage_params(const AppConfig& app, const std::vector<bool>& only = {});
 
 // `--latency off|all|sample N`.
 void set_latency(AppConfig& app, const std::string& text);

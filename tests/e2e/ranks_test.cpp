@@ -181,6 +181,16 @@ TEST(Ranks, RanksTheRunCannotHaveAreRefusedAtTheirPlace) {
     EXPECT_NE(r.err.find(conf + ":6:11: rank 2 does not exist: mpirun started 2 process(es)"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("rank 2 does not exist", r.err.find("rank 2 does not exist") + 1), std::string::npos)
         << "rank 0 alone says it: " << r.err;
+    // A capture only rank 1 reads, which its host lacks: rank 1 says so, naming itself and the file.
+    const std::string lacking = app_file("lacking.yaml", "pipeline:\n"
+                                                         "  - stage: pcap\n    file: /nonexistent/ranks.pcap\n    rank: 1\n"
+                                                         "  - stage: drop\n");
+    r = mpirun(2, "run " + lacking);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("tilepipe: rank 1: " + lacking + ":3:11: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("/nonexistent/ranks.pcap"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rank 0:"), std::string::npos) << "rank 0 reads no capture: " << r.err;
+    fs::remove(lacking);
     // Without mpirun an app is one process.
     r = tilepipe("run " + conf);
     EXPECT_EQ(r.status, 2);
