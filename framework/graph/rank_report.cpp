@@ -89,6 +89,8 @@ RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const 
     r.packets = r.bytes = r.drops = r.delivered = r.delivered_bytes = r.copies = r.lost_before_source = 0;
     r.threads = 0;
     int64_t first = 0, last_emit = 0, end = 0;
+    // Every failure names its rank (rank 0's too: the report lists them all together).
+    for (FailureReport& f : r.failures) f.error = "rank 0: " + f.error;
     for (const json& s : summaries) {
         const int rank = s["rank"];
         RankRow row;
@@ -126,15 +128,10 @@ RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const 
         const int offset = static_cast<int>(r.tiles.size());
         for (const json& t : s["tiles"]) r.tiles.push_back(tile_of(t));
         for (const json& st : s["stages"]) r.stages.push_back(stage_of(st, offset));
-        for (const json& fl : s["failures"]) r.failures.push_back(FailureReport{fl["node"], fl["error"], fl["dropped"]});
+        for (const json& fl : s["failures"])
+            r.failures.push_back(FailureReport{fl["node"], "rank " + std::to_string(rank) + ": " + fl["error"].get<std::string>(), fl["dropped"]});
         for (const json& c : s["cut_losses"]) r.cut_losses.push_back(CutLoss{c["node"], c["lost"]});
     }
-    // Every rank's failures name it (rank 0's too: the report lists all of them together).
-    size_t at = 0;
-    for (const json& s : summaries)
-        for (size_t k = 0; k < s["failures"].size(); ++k, ++at)
-            if (s["rank"].get<int>() == 0) r.failures[at].error = "rank 0: " + r.failures[at].error;
-            else r.failures[at].error = "rank " + std::to_string(s["rank"].get<int>()) + ": " + r.failures[at].error;
     // On the system clock: the ranks' TSCs need not agree (other hosts).
     if (first != 0) {
         const int64_t stop = end != 0 ? end : last_emit;
