@@ -103,6 +103,9 @@ int run(RunArgs args) {
     try {
         app = load_app(args.app);
         app.trace = args.trace;
+        // Every rank must build the same graph (its links are numbered in it), and `fuse: auto`
+        // decides by the CPUs of the rank's own host: ranks fold only when told to (`always`).
+        if (ranks && app.fuse == "auto") app.fuse = "never";
         // Placement errors are config errors: report them before EAL. A rank checks the
         // parameters of the stages it runs (prepare()): the files they read are on its host.
         plan = plan_app(app, !ranks);

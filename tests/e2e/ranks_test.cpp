@@ -114,6 +114,10 @@ TEST(Ranks, UnorderedFarmAcrossTwoRanksDeliversEveryPacket) {
     EXPECT_EQ(j["delivered"], 20000);
     // Workers 0 and 2 on rank 0, worker 1 on rank 1: two links cross, one each way.
     expect_links_whole(j, 2);
+    // Every rank builds one graph whatever its host's CPUs: `fuse: auto` folds nothing.
+    bool emitter = false;
+    for (const auto& t : j["tiles"]) emitter = emitter || t["node"] == "farm.emitter";
+    EXPECT_TRUE(emitter) << "the farm keeps its emitter tile";
     EXPECT_GT(j["rank_links"][0]["sent"].get<long>(), 0);
     fs::remove(conf);
 }
