@@ -17,10 +17,12 @@
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
 #include "apps/tilepipe/live_run.hpp"
+#include "apps/tilepipe/rank_run.hpp"
 #include "framework/capture/capture_file.hpp"
 #include "framework/config/app_config.hpp"
 #include "framework/eal/eal_session.hpp"
 #include "framework/graph/app_runner.hpp"
+#include "framework/graph/rank_plan.hpp"
 #include "framework/graph/run_outcome.hpp"
 #include "framework/runtime/stop_request.hpp"
 #include "framework/capture/load_progress.hpp"
@@ -80,16 +82,47 @@ void check_strict_captures(const AppConfig& app) {
             CaptureFile::check_records(n.params.get_string("file"), n.params.where("file"));
 }
 
-int run(const RunArgs& args) {
+// The report as JSON, with the ranks' rows when the app ran as several.
+nlohmann::json report_json(const RunReport& r, const RankRun* ranks) {
+    nlohmann::json j = to_json(r);
+    if (ranks != nullptr) ranks->add_json(j);
+    return j;
+}
+
+int run(RunArgs args) {
     AppConfig app;
     std::optional<AppPlan> plan;
+    std::unique_ptr<RankRun> ranks;  // null: one process
+    try {
+        ranks = RankRun::launch();  // under mpirun -np R > 1: MPI starts here
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tilepipe: %s\n", e.what());
+        return kExitRuntime;
+    }
+    std::string config_error;
     try {
         app = load_app(args.app);
         app.trace = args.trace;
-        plan = plan_app(app);  // placement errors are config errors: report them before EAL
+        // Every rank must build the same graph (its links are numbered in it), and `fuse: auto`
+        // decides by the CPUs of the rank's own host: ranks fold only when told to (`always`).
+        if (ranks && app.fuse == "auto") app.fuse = "never";
+        // Placement errors are config errors: report them before EAL. A rank checks the
+        // parameters of the stages it runs (prepare()): the files they read are on its host.
+        plan = plan_app(app, !ranks);
+        if (ranks) ranks->prepare(app, *plan);
+        else RankRun::check_alone(app, *plan);
     } catch (const LocatedError& e) {
-        std::fprintf(stderr, "tilepipe: %s\n", e.what());
+        config_error = e.what();
+    }
+    // Ranks compare what they found (a host may lack a file the others read): rank 0 says it.
+    if (ranks ? !ranks->agree_config(config_error) : !config_error.empty()) {
+        if (!ranks) std::fprintf(stderr, "tilepipe: %s\n", config_error.c_str());
         return kExitUsage;
+    }
+    if (ranks && ranks->rank() != 0) {  // rank 0 reports for all
+        args.json_out.clear();
+        args.live = LiveRunArgs{};
+        args.quiet = true;
     }
     // `--json -`: the JSON goes to standard output, the table to standard error.
     const bool json_to_stdout = args.json_out == "-";
@@ -122,27 +155,45 @@ int run(const RunArgs& args) {
         // Before sizing EAL memory: that reads large captures, and Ctrl-C stops the reading.
         install_stop_signal_handlers(SecondSignal::CutShort);
         LoadProgress::set_enabled(!args.quiet);
-        EalOptions eal = eal_options_for(app, *plan);
-        eal.user_args = args.eal;
-        eal.verbose = spdlog::get_level() <= spdlog::level::debug;
-        check_pool_memory(app, *plan, eal, eal_memory_available(eal));
-        const EalInfo& info = eal_start(eal);
-        std::string argv;
-        for (const auto& a : info.argv) argv += " " + a;
-        spdlog::debug("EAL started:{}", argv);
-
-        AppRunner runner(app, std::move(*plan));
+        const auto build = [&] {
+            EalOptions eal = eal_options_for(app, *plan);
+            eal.user_args = args.eal;
+            eal.verbose = spdlog::get_level() <= spdlog::level::debug;
+            check_pool_memory(app, *plan, eal, eal_memory_available(eal));
+            const EalInfo& info = eal_start(eal);
+            std::string argv;
+            for (const auto& a : info.argv) argv += " " + a;
+            spdlog::debug("EAL started:{}", argv);
+            return std::make_unique<AppRunner>(app, std::move(*plan), ranks ? ranks->links() : nullptr);
+        };
+        std::unique_ptr<AppRunner> runner_ptr;
+        if (!ranks) {
+            runner_ptr = build();
+        } else {
+            // A rank that cannot start says so to every rank, and none runs.
+            std::string error;
+            try {
+                runner_ptr = build();
+            } catch (const std::exception& e) {
+                error = e.what();
+            }
+            if (!ranks->agree_started(error)) return kExitRuntime;
+        }
+        AppRunner& runner = *runner_ptr;
         spdlog::debug("app {}: {} on {} thread(s)", app.name, describe(app), runner.threads());
         RunOptions opts;
+        if (ranks) opts.tick = [&ranks] { ranks->tick(); };
         if (!args.quiet) opts.progress = [progress](const std::string& line) { progress->print(line); };
-        opts.notice = [progress](const std::string& line) {
-            progress->end();
-            std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
-        };
+        if (!ranks || ranks->rank() == 0)  // one notice for all ranks
+            opts.notice = [progress](const std::string& line) {
+                progress->end();
+                std::fprintf(stderr, "tilepipe: %s\n", line.c_str());
+            };
         LiveRun live(runner, args.live, stats_file.get(), metrics.get());
         report = runner.run(opts);
         live.finish(report);
         progress->end();
+        if (ranks) ranks->end_run();
         // The runner (and its stages, channels and pools) is gone before the report prints.
     } catch (const LocatedError& e) {
         progress->end();
@@ -153,17 +204,21 @@ int run(const RunArgs& args) {
         std::fprintf(stderr, "tilepipe: %s\n", e.what());
         return kExitRuntime;
     }
+    if (ranks) ranks->merge(report);
     finish_report(report, app, args.app.conf, overrides_of(args.app));
-    std::fputs((format_table(report) + format_trace(report.trace)).c_str(), json_to_stdout ? stderr : stdout);
+    if (ranks && ranks->rank() != 0) return ranks->agree_exit(0);
+    if (ranks) ranks->agree_exit(report.header.exit_status);
+    std::fputs((format_table(report) + (ranks ? ranks->table() : "") + format_trace(report.trace)).c_str(),
+               json_to_stdout ? stderr : stdout);
     // Out now, not at exit: the metrics server answers until the report is printed.
     std::fflush(stdout);
     bool json_written = true;
     if (json_to_stdout) {
         std::fflush(stderr);
-        std::cout << to_json(report).dump(2) << '\n' << std::flush;
+        std::cout << report_json(report, ranks.get()).dump(2) << '\n' << std::flush;
         json_written = static_cast<bool>(std::cout);
     } else if (json_file.is_open()) {
-        json_file << to_json(report).dump(2) << '\n';
+        json_file << report_json(report, ranks.get()).dump(2) << '\n';
         json_file.close();
         json_written = !json_file.fail();
     }
@@ -210,7 +265,8 @@ void add_validate(CLI::App& app, Action& action) {
         action = [args] {
             try {
                 const AppConfig app = load_app(*args);
-                plan_app(app);
+                const AppPlan plan = plan_app(app);
+                check_rank_layout(app, plan.graph, plan_ranks(app, plan.graph));  // whatever runs it
                 check_strict_captures(app);
                 std::printf("%s: ok: %s\n", args->conf.c_str(), describe(app).c_str());
                 return kExitOk;

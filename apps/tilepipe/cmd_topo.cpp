@@ -17,6 +17,7 @@
 #include "apps/tilepipe/app_args.hpp"
 #include "apps/tilepipe/commands.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/rank_plan.hpp"
 #include "framework/graph/memory_plan.hpp"
 #include "framework/graph/pool_sizing.hpp"
 #include "framework/output/json_out.hpp"
@@ -343,6 +344,7 @@ std::string as_dot(const AppConfig& app, const AppPlan& plan) {
 nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory) {
     const Topology& t = plan.topology;
     nlohmann::json nodes = nlohmann::json::array(), links = nlohmann::json::array(), reserved = nlohmann::json::array();
+    const RankLayout ranks = plan_ranks(app, plan.graph);
     for (size_t i = 0; i < plan.graph.nodes.size(); ++i) {
         const TileXY p = t.xy(plan.tile_of_node[i]);
         nlohmann::json stages = nlohmann::json::array();
@@ -356,7 +358,8 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
                          {"memory", memory_policy_name(memory.node[i].policy)},
                          {"memory_nodes", memory.node[i].nodes},
                          {"dispatch", dispatch_name(plan.graph.nodes[i].dispatch)},
-                         {"ordered", plan.graph.nodes[i].reorder}});
+                         {"ordered", plan.graph.nodes[i].reorder},
+                         {"rank", ranks.rank_of_node[i]}});
     }
     for (const auto& l : plan.links)
         links.push_back({{"from", plan.graph.nodes[l.from].name}, {"to", plan.graph.nodes[l.to].name},

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/rank_plan.hpp"
 
 namespace tp {
 
@@ -180,7 +181,8 @@ const std::string& AppBuilder::name() const { return checked(state_.get()).name;
 std::string AppBuilder::validate() const {
     try {
         const AppConfig app = checked(state_.get()).assemble();
-        plan_app(app);
+        const AppPlan plan = plan_app(app);
+        check_rank_layout(app, plan.graph, plan_ranks(app, plan.graph));
         return describe_app(app);
     } catch (const LocatedError& e) {
         throw to_app_error(e);

@@ -11,6 +11,7 @@
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/graph/pool_sizing.hpp"
+#include "framework/graph/rank_plan.hpp"
 #include "framework/graph/run_outcome.hpp"
 #include "framework/runtime/stop_request.hpp"
 
@@ -69,6 +70,9 @@ PreparedRun prepare_run(const AppBuilderState& state, const RuntimeOptions& opti
     try {
         run.app = state.assemble();
         plan = plan_app(run.app);  // placement errors are the app's: before EAL
+        // A program runs the app as one process: a rank above 0 needs `mpirun ... tilepipe run`.
+        const RankLayout ranks = plan_ranks(run.app, plan->graph);
+        check_world(run.app, ranks, 1, false);
     } catch (const LocatedError& e) {
         throw to_app_error(e);
     }

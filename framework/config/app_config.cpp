@@ -23,6 +23,9 @@ namespace {
 
 constexpr const char* kAppKeys = "app, topology, placement, transport, queue, pool, runtime, latency, network, chaos, memory, plugins, pipeline";
 
+// The highest `rank:` a config may name (mpirun refuses what the host cannot start anyway).
+constexpr uint64_t kMaxRank = 1023;
+
 Location at(const std::string& file, const YAML::Mark& m) { return yaml_location(file, m); }
 
 bool valid_name(const std::string& n) {
@@ -212,6 +215,9 @@ public:
             nc.tile_where = loc(v);
         } else if (k == "memory") {
             nc.memory = read_memory_setting(scalar(v, "memory"), loc(v));
+        } else if (k == "rank") {
+            nc.rank = static_cast<int>(uint(v, "rank", 0, kMaxRank));
+            nc.rank_where = loc(v);
         } else if (k == "next") {
             fail(key, "a node's next cannot be overridden: edit the file");
         } else {
@@ -253,12 +259,20 @@ public:
             f.queue = static_cast<uint32_t>(uint(v, "queue", 2, 1u << 20));
             check_pow2(v, f.queue);
         } else if (k == "memory") f.memory = read_memory_setting(scalar(v, "memory"), loc(v));
-        else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
+        else if (k == "rank") {
+            f.rank = static_cast<int>(uint(v, "rank", 0, kMaxRank));
+            f.rank_where = loc(v);
+        } else if (k == "ranks" && !map) {
+            if (!v.IsSequence() || v.size() == 0) fail(v, "ranks must be a list of ranks, e.g. [1, 2]");
+            f.ranks.clear();
+            for (const auto& r : v) f.ranks.push_back(static_cast<int>(uint(r, "rank", 0, kMaxRank)));
+            f.ranks_where = loc(v);
+        } else fail(key, "unknown " + kind + " key '" + k + "' (known: " + pattern_keys(map) + ")");
     }
 
     static std::string pattern_keys(bool map) {
-        return map ? "name, workers, multicast, transport, queue, memory, next, worker"
-                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, next, worker";
+        return map ? "name, workers, multicast, transport, queue, memory, rank, next, worker"
+                   : "name, workers, dispatch, collect, emitter, transport, queue, memory, rank, ranks, next, worker";
     }
 
     // `- farm: {...}` or `- map: {...}`: its worker stages are appended to app.pipeline in place.
@@ -524,11 +538,11 @@ namespace {
 // The value of an override as the file would hold it: a tile is a YAML pair `[x, y]`, every
 // other value the text as given (so `expr=tcp[13] & 2 != 0` stays one string).
 YAML::Node value_node(const std::string& key, const std::string& value, const Location& where) {
-    if (key != "tile") return YAML::Node(value);
+    if (key != "tile" && key != "ranks") return YAML::Node(value);
     try {
         return YAML::Load(value);
     } catch (const YAML::Exception& e) {
-        throw LocatedError(where, "tile must be a pair [x, y]: " + e.msg);
+        throw LocatedError(where, key + (key == "tile" ? " must be a pair [x, y]: " : " must be a list of ranks: ") + e.msg);
     }
 }
 }  // namespace
@@ -659,8 +673,10 @@ std::string describe_app(const AppConfig& app) {
     return s;
 }
 
-void check_stage_params(const AppConfig& app) {
-    for (const NodeConfig& n : app.pipeline) {
+void check_stage_params(const AppConfig& app, const std::vector<bool>& only) {
+    for (size_t i = 0; i < app.pipeline.size(); ++i) {
+        if (!only.empty() && !only[i]) continue;
+        const NodeConfig& n = app.pipeline[i];
         if (n.stage->check_params) n.stage->check_params(n.params);
         if (n.stage->check_data_room) n.stage->check_data_room(n.params, app.pool.data_room);
         for (const auto& [w, p] : n.worker_params) {

@@ -13,7 +13,7 @@
 //   placement: compact          # linear | snake | compact
 //   network: { queues: 4, queue_words: 128 }  # the udn links' network (network_settings.hpp)
 //   pipeline:
-//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile, memory, next
+//     - stage: pcap             # reserved keys: stage, name, transport, queue, tile, memory, rank, next
 //       name: src               # default: the stage name (then name_2, name_3, ...)
 //       file: capture.pcap      # every other key is a stage parameter
 //     - farm:                   # emitter -> workers -> collector
@@ -76,6 +76,9 @@ struct NodeConfig {
     std::vector<NextEdge> next;
     bool has_next = false;
     Location next_where;
+    // `rank: N`: the process (an mpirun rank) the node runs on; empty: rank 0 (rank_plan.hpp).
+    std::optional<int> rank;
+    Location rank_where;
 
     // The parameters worker `worker` of its farm or map runs with (`params` unless overridden).
     const ParamValues& params_of(uint32_t worker) const;
@@ -105,6 +108,12 @@ struct PatternConfig {
     std::string transport;                 // links inside the pattern; empty = app default
     uint32_t queue = 0;
     MemorySetting memory;                  // its emitter's, workers' and collector's; empty = the app's
+    // `rank: N`: the rank its emitter and collector (and workers, without `ranks`) run on;
+    // `ranks: [1, 2]` (farms): its workers spread round-robin over those ranks (rank_plan.hpp).
+    std::optional<int> rank;
+    Location rank_where;
+    std::vector<int> ranks;
+    Location ranks_where;
     std::vector<NextEdge> next;            // `next:` of the farm or map (its output `out`)
     bool has_next = false;
     Location next_where;
@@ -201,8 +210,9 @@ std::string describe_app(const AppConfig& app);
 // after settings changed, since one override may undo what another left inconsistent.
 void check_app(AppConfig& app);
 // Checks between a stage's parameters (StageInfo::check_params) once every `--set` is
-// applied; plan_app calls it.
-void check_stage_params(const AppConfig& app);
+// applied; plan_app calls it. `only`: per pipeline node, whether to check it (a rank checks
+// the stages it runs: the files they read are on its host); empty: every node.
+void check_stage_params(const AppConfig& app, const std::vector<bool>& only = {});
 
 // `--latency off|all|sample N`.
 void set_latency(AppConfig& app, const std::string& text);

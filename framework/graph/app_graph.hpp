@@ -25,6 +25,8 @@ enum class NodeRole : uint8_t {
     MapEmitter,    // stores each burst in a task slot and multicasts the slot's index
     MapWorker,     // runs its chain on its share of each task
     MapCollector,  // completes tasks and emits them in order
+    RankSend,      // one end of a link to another rank: sends what it takes (rank_plan.hpp)
+    RankReceive,   // the other end: emits what the other rank sent, copied into its own pool
 };
 
 struct GraphNode {
@@ -40,6 +42,8 @@ struct GraphNode {
                                   // numbers their stages dropped (as holes passed downstream)
     double load = 0;              // estimated work per packet of the app (StageInfo::cost
                                   // units): decides which tiles share a CPU
+    int rank_link = -1;           // RankSend/RankReceive: the link's index (RankLayout::links)
+    int peer_rank = -1;           // RankSend/RankReceive: the rank at the link's other end
     Location where;
 };
 

@@ -40,13 +40,18 @@ std::optional<std::pair<TileXY, Location>> fixed_tile(const AppConfig& app, cons
 
 }  // namespace
 
-AppPlan plan_app(const AppConfig& app) {
-    check_stage_params(app);
+AppPlan plan_app(const AppConfig& app, bool check_params) {
+    if (check_params) check_stage_params(app);
     const std::vector<int> cpus = allowed_cpus();
     AppGraph graph = build_graph(app);
     // More tiles than CPUs: a tile that only moves packets (an emitter, a collector) buys no
     // parallelism, so its neighbours do its work and a hop per packet is saved.
     if (app.fuse == "always" || (app.fuse == "auto" && graph.nodes.size() > cpus.size())) graph = build_graph(app, true);
+    return place_app_graph(app, std::move(graph));
+}
+
+AppPlan place_app_graph(const AppConfig& app, AppGraph graph) {
+    const std::vector<int> cpus = allowed_cpus();
     const size_t n = graph.nodes.size();
     std::vector<double> load;
     for (const GraphNode& g : graph.nodes) load.push_back(g.load);

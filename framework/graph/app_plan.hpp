@@ -35,6 +35,10 @@ struct AppPlan {
 };
 
 // Throws LocatedError (unknown topology at its key, placement errors at the node).
-AppPlan plan_app(const AppConfig& app);
+// `check_params` false: the stages' parameter checks are the caller's (a rank checks its own).
+AppPlan plan_app(const AppConfig& app, bool check_params = true);
+// The placement half of plan_app for a graph already built (a rank's part of the app:
+// rank_plan.hpp).
+AppPlan place_app_graph(const AppConfig& app, AppGraph graph);
 
 }  // namespace tp

@@ -52,7 +52,8 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
 
 AppRunner::AppRunner(const AppConfig& app) : AppRunner(app, plan_app(app)) {}
 
-AppRunner::AppRunner(const AppConfig& app, AppPlan plan) : app_(app), plan_(std::move(plan)) {
+AppRunner::AppRunner(const AppConfig& app, AppPlan plan, RankLinkTasks* rank_links)
+    : app_(app), plan_(std::move(plan)), rank_links_(rank_links) {
     const std::vector<int>& thread_cpus = plan_.threads.cpu_of_thread;
     scheduler_ = std::make_unique<Scheduler>(thread_cpus, idle_backoff(app_.idle, plan_.oversubscribed()));
 
@@ -244,6 +245,11 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
         case NodeRole::MapCollector:
             return std::make_unique<MapCollectorTask>(*map_slots_[static_cast<size_t>(node.pattern)], words_in,
                                                       desc_out.at(0), freed);
+        case NodeRole::RankSend:
+        case NodeRole::RankReceive:
+            if (rank_links_ == nullptr) throw std::logic_error(node.name + ": a link between ranks needs an MPI run");
+            if (node.role == NodeRole::RankSend) return rank_links_->make_send(node, desc_in.at(0));
+            return rank_links_->make_receive(node, desc_out.at(0), *pools_[memory_.pool_of_node[n]]);
         case NodeRole::Stages: break;
     }
     NodeTaskSpec ts;
@@ -266,7 +272,12 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
     if (node.reorder) {
         // Bound on numbers in flight: everything the farm's queues and bursts can hold.
         uint64_t window = 4 * kBurstMax;
-        for (const GraphEdge& edge : g.edges) window += edge.capacity + kBurstMax;
+        for (const GraphEdge& edge : g.edges) {
+            window += edge.capacity + kBurstMax;
+            // A link to another rank also holds the other rank's queue and the messages in flight.
+            if (g.nodes[edge.to].role == NodeRole::RankSend || g.nodes[edge.from].role == NodeRole::RankReceive)
+                window += edge.capacity + (kRankLinkCredits + 2) * kBurstMax;
+        }
         ts.reorder_window = static_cast<uint32_t>(window);
     }
     return std::make_unique<NodeTask>(std::move(ts));
@@ -338,6 +349,8 @@ std::string stageless_role(const AppGraph& g, size_t n) {
     const GraphNode& node = g.nodes[n];
     if (node.role == NodeRole::MapCollector) return "collector";
     if (node.role == NodeRole::MapEmitter) return "emitter";
+    if (node.role == NodeRole::RankSend) return "send to rank " + std::to_string(node.peer_rank);
+    if (node.role == NodeRole::RankReceive) return "receive from rank " + std::to_string(node.peer_rank);
     const bool emits = node.dispatch != Dispatch::Single;
     const bool collects = !emits || node.reorder || g.inputs_of(n).size() > 1;
     return emits && collects ? "collector+emitter" : emits ? "emitter" : "collector";
@@ -357,6 +370,7 @@ AppRunner::TrafficClock AppRunner::traffic_clock() const {
             c.last_sink = std::max(c.last_sink, last);
         } else {
             c.last_other = std::max(c.last_other, last);
+            c.first_other = c.first_other == 0 ? first : std::min(c.first_other, first);
         }
     }
     return c;
@@ -406,6 +420,7 @@ RunReport AppRunner::run(const RunOptions& opts) {
     int noticed = 0;  // signal notices given: the stop, then the cut
     while (!scheduler_->finished()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (opts.tick) opts.tick();
         if (opts.notice && noticed == 0 && stop_signal() != 0) {
             opts.notice("stopping the sources; what is in flight drains to the sinks (a second signal cuts it short)");
             noticed = 1;
@@ -503,12 +518,23 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
     uint64_t end = c.last_sink != 0 ? c.last_sink : std::max(c.last_other, c.last_emit);
     uint64_t last_emit = c.last_emit;
     if (live && !scheduler_->finished()) end = last_emit = rte_rdtsc();  // so far
-    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference.
-    const auto since_first = [&](uint64_t t) { return t > c.first_emit ? double(t - c.first_emit) / hz : 0.0; };
-    if (c.first_emit != 0) {
+    // Stamps of different CPUs: a skew between their TSCs must not wrap the difference. A
+    // rank's part without sources times from its first stage's first burst.
+    const uint64_t start = c.first_emit != 0 ? c.first_emit : c.first_other;
+    const auto since_first = [&](uint64_t t) { return t > start ? double(t - start) / hz : 0.0; };
+    if (start != 0) {
         r.seconds = since_first(end);
         r.offered_seconds = since_first(last_emit);
     }
+    // The same window on the system clock, which processes (ranks) share.
+    const auto wall_ns = [&, now = rte_rdtsc(), wall = std::chrono::system_clock::now()](uint64_t t) -> int64_t {
+        if (t == 0) return 0;
+        const double ago = t < now ? double(now - t) / hz : 0.0;
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count() - int64_t(ago * 1e9);
+    };
+    r.first_emit_ns = wall_ns(c.first_emit);
+    r.last_emit_ns = wall_ns(last_emit);
+    r.end_ns = wall_ns(c.last_sink);
     r.setup_s = std::max(0.0, wall_seconds - r.seconds);
     const double window_cycles = r.seconds * hz;
     std::vector<double> busy(g.nodes.size(), 0.0);

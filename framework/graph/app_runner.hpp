@@ -41,6 +41,23 @@ struct RunOptions {
     // Called once when a signal has stopped the sources and what is in flight drains, and once
     // more if a second one cuts the drain short (nullptr: silent).
     std::function<void(const std::string&)> notice;
+    // Called on the run's thread every few tens of milliseconds while the tiles run (a rank
+    // passes stop requests between processes here); nullptr: none.
+    std::function<void()> tick;
+};
+
+// Messages a link between ranks keeps in flight (each a burst): the receiver returns credits.
+inline constexpr uint32_t kRankLinkCredits = 8;
+
+// Makes the tasks of a plan's RankSend and RankReceive nodes (the links between ranks: an
+// MPI build's framework/ranks/); an app without ranks has none.
+class RankLinkTasks {
+public:
+    virtual ~RankLinkTasks() = default;
+    // Takes what `in` carries and sends it to node.peer_rank.
+    virtual std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in) = 0;
+    // Emits into `out` what node.peer_rank sends, each packet copied into an mbuf of `pool`.
+    virtual std::unique_ptr<Task> make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) = 0;
 };
 
 // EAL settings the app needs: memory for its pools and stages.
@@ -50,7 +67,9 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan);
 class AppRunner {
 public:
     explicit AppRunner(const AppConfig& app);
-    AppRunner(const AppConfig& app, AppPlan plan);
+    // `rank_links`: makes the RankSend/RankReceive nodes' tasks (outlives the runner); needed
+    // when the plan has such nodes.
+    AppRunner(const AppConfig& app, AppPlan plan, RankLinkTasks* rank_links = nullptr);
     ~AppRunner();
     AppRunner(const AppRunner&) = delete;
     AppRunner& operator=(const AppRunner&) = delete;
@@ -83,6 +102,7 @@ private:
     // The sources' first and last emit and the other stages' last burst (TSC, 0 = none).
     struct TrafficClock {
         uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
+        uint64_t first_other = 0;  // the other stages' first burst (a rank's part without sources)
     };
     TrafficClock traffic_clock() const;
     void collect_edges(RunReport& r) const;  // the app's edges, counted
@@ -122,6 +142,7 @@ private:
         std::unique_ptr<Channel<uint64_t>> words;
     };
     std::unique_ptr<Task> make_task(size_t node, std::vector<Stage*> chain);
+    RankLinkTasks* rank_links_ = nullptr;
 
     std::vector<Instance> instances_;
     size_t opened_ = 0;  // instances_[0, opened_) are open and not closed by the runner

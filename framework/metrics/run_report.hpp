@@ -136,6 +136,9 @@ struct RunReport {
     uint64_t copies = 0;           // packets a tee copied (made or dropped): they count as emitted
     int64_t unaccounted = 0;       // packets + copies - delivered - drops
     uint64_t lost_before_source = 0;  // sum of the sources' lost_before
+    // The timed window on the system clock (ns since the epoch; 0: none): the first emit, the
+    // last emit, the last packet a sink took (0: no sink took any). Ranks merge their windows.
+    int64_t first_emit_ns = 0, last_emit_ns = 0, end_ns = 0;
     size_t threads = 0;
     std::vector<ThreadWaits> waits;  // per tile thread
     std::vector<StageReport> stages;

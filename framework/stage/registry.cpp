@@ -41,7 +41,7 @@ void StageRegistry::build_noted() {
 }
 
 const std::vector<std::string>& node_keys() {
-    static const std::vector<std::string> keys{"name", "transport", "queue", "tile", "memory", "next"};
+    static const std::vector<std::string> keys{"name", "transport", "queue", "tile", "memory", "rank", "next"};
     return keys;
 }
 

@@ -29,6 +29,8 @@ std::vector<std::string> conf_apps() {
         if (text.find("\nbench:") != std::string::npos) continue;
         // Halves of a two-process pair (memif) wait for their peer: tests/e2e/apps_test.cpp runs them.
         if (e.path().stem().string().rfind("memif_", 0) == 0) continue;
+        // Apps across ranks run under mpirun: tests/e2e/ranks_test.cpp runs them.
+        if (e.path().stem().string().rfind("ranks_", 0) == 0) continue;
         apps.push_back("conf/" + e.path().filename().string());
     }
     std::sort(apps.begin(), apps.end());

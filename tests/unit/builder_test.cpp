@@ -213,6 +213,19 @@ std::string error_of(const AppBuilder& app) {
     return "";
 }
 
+// A program runs its app as one process: a node on another rank needs `mpirun ... tilepipe run`.
+TEST(Builder, ANodeOnAnotherRankIsRefusedInOneProcess) {
+    AppBuilder app("t");
+    app.pipeline({app.stage("synth", {{"count", 10}}), app.stage("drop", {{"rank", 1}})});
+    Runtime runtime;
+    try {
+        runtime.run(app);
+        ADD_FAILURE() << "ran in one process";
+    } catch (const AppError& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 1 needs mpirun"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Builder, AnUnknownStageIsNamedAtItsPlaceInThePipeline) {
     AppBuilder app("t");
     app.pipeline({app.stage("synth"), app.stage("prase"), app.stage("drop")});

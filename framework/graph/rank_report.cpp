@@ -1,0 +1,189 @@
+#include "framework/graph/rank_report.hpp"
+
+#include <algorithm>
+
+#include "framework/metrics/text_table.hpp"
+
+namespace tp {
+
+namespace {
+
+using nlohmann::json;
+
+json stage_json(const StageReport& s) {
+    return json{{"name", s.name}, {"stage", s.stage}, {"kind", s.kind}, {"node", s.node}, {"cpu", s.cpu},
+                {"tile", {s.tile_x, s.tile_y}}, {"in", s.in}, {"out", s.out}, {"drops", s.drops}, {"bytes", s.bytes},
+                {"cycles", s.cycles}, {"busy", s.busy_fraction}, {"drop_reasons", s.drop_reasons}, {"events", s.events}};
+}
+
+StageReport stage_of(const json& j, int node_offset) {
+    StageReport s;
+    s.name = j["name"];
+    s.stage = j["stage"];
+    s.kind = j["kind"];
+    s.node = j["node"].get<int>() < 0 ? -1 : j["node"].get<int>() + node_offset;
+    s.cpu = j["cpu"];
+    s.tile_x = j["tile"][0];
+    s.tile_y = j["tile"][1];
+    s.in = j["in"];
+    s.out = j["out"];
+    s.drops = j["drops"];
+    s.bytes = j["bytes"];
+    s.cycles = j["cycles"];
+    s.busy_fraction = j["busy"];
+    s.drop_reasons = j["drop_reasons"].get<std::map<std::string, uint64_t>>();
+    s.events = j["events"].get<std::map<std::string, uint64_t>>();
+    return s;
+}
+
+json tile_json(const TileReport& t) {
+    return json{{"node", t.node}, {"role", t.role}, {"tile", {t.tile_x, t.tile_y}}, {"cpu", t.cpu}, {"worker", t.worker},
+                {"busy", t.busy_fraction}, {"packets", t.packets}, {"bytes", t.bytes}, {"stalled_ms", t.stalled_ms}};
+}
+
+TileReport tile_of(const json& j) {
+    TileReport t;
+    t.node = j["node"];
+    t.role = j["role"];
+    t.tile_x = j["tile"][0];
+    t.tile_y = j["tile"][1];
+    t.cpu = j["cpu"];
+    t.worker = j["worker"];
+    t.busy_fraction = j["busy"];
+    t.packets = j["packets"];
+    t.bytes = j["bytes"];
+    t.stalled_ms = j["stalled_ms"];
+    return t;
+}
+
+// The tile of link `name`'s end with a role starting `role` in a rank's summary; nullptr if none.
+const json* link_end(const json& summary, const std::string& name, const std::string& role) {
+    for (const json& t : summary["tiles"])
+        if (t["node"] == name && t["role"].get<std::string>().rfind(role, 0) == 0) return &t;
+    return nullptr;
+}
+
+}  // namespace
+
+json rank_summary(const RunReport& r, int rank, const std::string& host) {
+    json j{{"rank", rank}, {"host", host}, {"packets", r.packets}, {"bytes", r.bytes}, {"drops", r.drops},
+           {"delivered", r.delivered}, {"delivered_bytes", r.delivered_bytes}, {"copies", r.copies},
+           {"lost_before_source", r.lost_before_source}, {"first_emit_ns", r.first_emit_ns},
+           {"last_emit_ns", r.last_emit_ns}, {"end_ns", r.end_ns}, {"threads", r.threads}, {"setup_s", r.setup_s},
+           {"interrupted", r.header.interrupted}, {"signal", r.header.signal}, {"cut_short", r.header.cut_short}};
+    j["stages"] = json::array();
+    for (const StageReport& s : r.stages) j["stages"].push_back(stage_json(s));
+    j["tiles"] = json::array();
+    for (const TileReport& t : r.tiles) j["tiles"].push_back(tile_json(t));
+    j["pools"] = json::array();
+    for (const PoolReport& p : r.pools) j["pools"].push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
+    j["failures"] = json::array();
+    for (const FailureReport& f : r.failures) j["failures"].push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
+    j["cut_losses"] = json::array();
+    for (const CutLoss& c : r.cut_losses) j["cut_losses"].push_back({{"node", c.node}, {"lost", c.lost}});
+    return j;
+}
+
+RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const RankLayout& layout) {
+    RanksReport rr;
+    r.packets = r.bytes = r.drops = r.delivered = r.delivered_bytes = r.copies = r.lost_before_source = 0;
+    r.threads = 0;
+    int64_t first = 0, last_emit = 0, end = 0;
+    // Every failure names its rank (rank 0's too: the report lists them all together).
+    for (FailureReport& f : r.failures) f.error = "rank 0: " + f.error;
+    for (const json& s : summaries) {
+        const int rank = s["rank"];
+        RankRow row;
+        row.rank = rank;
+        row.host = s["host"];
+        row.packets = s["packets"];
+        row.delivered = s["delivered"];
+        row.drops = s["drops"];
+        row.threads = s["threads"];
+        row.failures = s["failures"].size();
+        r.packets += row.packets;
+        r.bytes += s["bytes"].get<uint64_t>();
+        r.drops += row.drops;
+        r.delivered += row.delivered;
+        r.delivered_bytes += s["delivered_bytes"].get<uint64_t>();
+        r.copies += s["copies"].get<uint64_t>();
+        r.lost_before_source += s["lost_before_source"].get<uint64_t>();
+        r.threads += row.threads;
+        r.setup_s = std::max(r.setup_s, s["setup_s"].get<double>());
+        const int64_t f = s["first_emit_ns"], l = s["last_emit_ns"], e = s["end_ns"];
+        if (f != 0 && (first == 0 || f < first)) first = f;
+        last_emit = std::max(last_emit, l);
+        end = std::max(end, e);
+        r.header.interrupted = r.header.interrupted || s["interrupted"].get<bool>();
+        r.header.signal = std::max(r.header.signal, s["signal"].get<int>());
+        r.header.cut_short = r.header.cut_short || s["cut_short"].get<bool>();
+        const std::string prefix = rank == 0 ? "" : "rank" + std::to_string(rank) + "/";
+        for (const json& p : s["pools"]) {
+            const PoolReport pool{prefix + p["name"].get<std::string>(), p["capacity"], p["available"]};
+            row.pools_full = row.pools_full && pool.available == pool.capacity;
+            if (rank != 0) r.pools.push_back(pool);
+        }
+        rr.ranks.push_back(row);
+        if (rank == 0) continue;  // r holds rank 0's own rows already
+        const int offset = static_cast<int>(r.tiles.size());
+        for (const json& t : s["tiles"]) r.tiles.push_back(tile_of(t));
+        for (const json& st : s["stages"]) r.stages.push_back(stage_of(st, offset));
+        for (const json& fl : s["failures"])
+            r.failures.push_back(FailureReport{fl["node"], "rank " + std::to_string(rank) + ": " + fl["error"].get<std::string>(), fl["dropped"]});
+        for (const json& c : s["cut_losses"]) r.cut_losses.push_back(CutLoss{c["node"], c["lost"]});
+    }
+    // On the system clock: the ranks' TSCs need not agree (other hosts).
+    if (first != 0) {
+        const int64_t stop = end != 0 ? end : last_emit;
+        r.seconds = stop > first ? double(stop - first) / 1e9 : 0.0;
+        r.offered_seconds = last_emit > first ? double(last_emit - first) / 1e9 : 0.0;
+    }
+    r.first_emit_ns = first, r.last_emit_ns = last_emit, r.end_ns = end;
+    r.unaccounted = int64_t(r.packets + r.copies) - int64_t(r.delivered) - int64_t(r.drops);
+    for (size_t i = 0; i < layout.links.size(); ++i) {
+        const RankLink& l = layout.links[i];
+        RankLinkRow row{l.from, l.to, l.from_rank, l.to_rank, 0, 0, 0, 0};
+        const std::string name = rank_link_name(static_cast<int>(i), l.from, l.to);
+        if (const json* t = link_end(summaries.at(static_cast<size_t>(l.from_rank)), name, "send"))
+            row.sent = (*t)["packets"], row.sent_bytes = (*t)["bytes"];
+        if (const json* t = link_end(summaries.at(static_cast<size_t>(l.to_rank)), name, "receive"))
+            row.received = (*t)["packets"], row.received_bytes = (*t)["bytes"];
+        rr.links.push_back(row);
+    }
+    return rr;
+}
+
+std::string format_ranks(const RanksReport& rr) {
+    TextTable t;
+    using A = TextTable::Align;
+    t.add_column("rank", A::Right);
+    t.add_column("host", A::Left);
+    for (const char* h : {"emitted", "delivered", "drops", "threads"}) t.add_column(h, A::Right);
+    t.add_column("pools", A::Left);
+    for (const RankRow& r : rr.ranks)
+        t.add_row({std::to_string(r.rank), r.host, std::to_string(r.packets), std::to_string(r.delivered), std::to_string(r.drops),
+                   std::to_string(r.threads), std::string(r.pools_full ? "full" : "NOT FULL") + (r.failures != 0 ? ", failed" : "")});
+    std::string s = "ranks:\n" + t.str();
+    if (rr.links.empty()) return s;
+    TextTable l;
+    l.add_column("link between ranks", A::Left);
+    for (const char* h : {"sent", "sent bytes", "received", "received bytes"}) l.add_column(h, A::Right);
+    for (const RankLinkRow& k : rr.links)
+        l.add_row({k.from + " (rank " + std::to_string(k.from_rank) + ") -> " + k.to + " (rank " + std::to_string(k.to_rank) + ")",
+                   std::to_string(k.sent), std::to_string(k.sent_bytes), std::to_string(k.received), std::to_string(k.received_bytes)});
+    return s + l.str();
+}
+
+void add_ranks_json(json& j, const RanksReport& rr) {
+    j["ranks"] = json::array();
+    for (const RankRow& r : rr.ranks)
+        j["ranks"].push_back({{"rank", r.rank}, {"host", r.host}, {"packets", r.packets}, {"delivered", r.delivered},
+                              {"drops", r.drops}, {"threads", r.threads}, {"pools_full", r.pools_full}, {"failures", r.failures}});
+    j["rank_links"] = json::array();
+    for (const RankLinkRow& k : rr.links)
+        j["rank_links"].push_back({{"from", k.from}, {"to", k.to}, {"from_rank", k.from_rank}, {"to_rank", k.to_rank},
+                                   {"sent", k.sent}, {"sent_bytes", k.sent_bytes}, {"received", k.received},
+                                   {"received_bytes", k.received_bytes}});
+}
+
+}  // namespace tp

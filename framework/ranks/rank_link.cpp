@@ -1,0 +1,373 @@
+#include "framework/ranks/rank_link.hpp"
+
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "descriptors/capture_time.hpp"
+#include "descriptors/mbuf_pool.hpp"
+#include "descriptors/wire_length.hpp"
+#include "framework/metrics/packet_timestamp.hpp"
+#include "framework/runtime/sequence_field.hpp"
+
+namespace tp {
+
+namespace {
+
+// Tags 0..99 are the run's own (rank_world.cpp); each link has a data and a credit tag.
+int data_tag(int link) { return 100 + 2 * link; }
+int credit_tag(int link) { return 101 + 2 * link; }
+
+struct WireHeader {
+    uint32_t count;  // records that follow
+    uint32_t end;    // 1: end of stream (no records)
+};
+struct WireRecord {
+    uint32_t bytes;        // the packet's bytes that follow (after every record); 0 for a hole
+    uint32_t wire_length;  // its length on the wire (wire_length.hpp)
+    uint32_t flow_hash;    // a hole's: the number it stands for
+    uint32_t sequence;     // an ordered farm's number (sequence_field.hpp)
+    uint64_t entry_tsc;    // a latency sample's entry stamp
+    uint64_t tx_offload;   // the header lengths parse set (l2_len, l3_len, l4_len)
+    uint64_t capture_ns;   // the capture time a pcap source replays (kCaptureTime)
+    uint32_t packet_type;  // parse's RTE_PTYPE_* value
+    uint8_t port, sampled, type, flags;
+};
+static_assert(sizeof(WireRecord) == 48, "records pack without padding");
+constexpr uint8_t kHole = 1;         // an ordered farm's hole marker: no packet
+constexpr uint8_t kCaptureTime = 2;  // capture_ns holds the packet's capture time
+
+void check(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, text, &n);
+    throw std::runtime_error(std::string("link between ranks: ") + what + ": " + std::string(text, static_cast<size_t>(n)));
+}
+
+// The mbuf dynamic fields a link carries, registered once per task (after EAL is up).
+struct Fields {
+    int wire = wire_length_offset();
+    int seq = sequence_field_offset();
+    int entry = entry_tsc_offset();
+    CaptureTimeField capture = capture_time_field();
+};
+
+class RankSendTask final : public Task {
+public:
+    RankSendTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* in)
+        : comm_(comm), peer_(peer), link_(link), in_(in), slots_(kRankLinkCredits + 1) {
+        post_credit();
+    }
+    ~RankSendTask() override { cancel_credit(); }
+
+    bool poll() override {
+        bool moved = reap();
+        if (end_sent_) {
+            // Done once the end left and every credit came back (no message left unmatched).
+            if (credits_ == kRankLinkCredits && all_sent()) {
+                cancel_credit();
+                done_ = true;
+            }
+            return moved || done_;
+        }
+        Slot* s = free_slot();
+        // Credits and completions ring no doorbell: an idle poll lets the thread spin, yield
+        // (the peer rank may share the CPU) and at last park for the scheduler's timeout.
+        if (credits_ == 0 || s == nullptr) return moved;
+        Burst b;
+        b.n = static_cast<uint16_t>(in_->try_recv_burst(b.d, kBurstMax));
+        if (b.n == 0) {
+            if (!in_->closed()) return moved;
+            b.n = static_cast<uint16_t>(in_->try_recv_burst(b.d, kBurstMax));  // sent before the close
+            if (b.n == 0) {
+                send_end(*s);
+                return true;
+            }
+        }
+        send_burst(*s, b);
+        return true;
+    }
+    bool done() const override { return done_; }
+    // Frees what still arrives; the input's end ends the task.
+    bool poll_failed() override {
+        PacketDesc d[kBurstMax];
+        const uint32_t n = in_->try_recv_burst(d, kBurstMax);
+        for (uint32_t i = 0; i < n; ++i) drop_after_failure(d[i]);
+        if (n == 0 && in_->closed() && in_->try_recv_burst(d, 1) == 0) end_after_failure();
+        else if (n == 0 && in_->closed()) drop_after_failure(d[0]);
+        return true;
+    }
+
+private:
+    struct Slot {
+        std::vector<unsigned char> buf;
+        MPI_Request req = MPI_REQUEST_NULL;
+    };
+
+    void post_credit() {
+        check(MPI_Irecv(&credit_in_, 1, MPI_UINT32_T, peer_, credit_tag(link_), comm_, &credit_req_), "post a credit receive");
+    }
+    void cancel_credit() {
+        if (credit_req_ == MPI_REQUEST_NULL) return;
+        MPI_Cancel(&credit_req_);
+        MPI_Wait(&credit_req_, MPI_STATUS_IGNORE);
+    }
+    // Credits returned and sends completed since the last poll.
+    bool reap() {
+        bool moved = false;
+        for (int flag = 1; flag != 0 && credit_req_ != MPI_REQUEST_NULL;) {
+            check(MPI_Test(&credit_req_, &flag, MPI_STATUS_IGNORE), "test for credits");
+            if (flag != 0) {
+                credits_ += credit_in_;
+                moved = true;
+                post_credit();
+            }
+        }
+        for (Slot& s : slots_)
+            if (s.req != MPI_REQUEST_NULL) {
+                int flag = 0;
+                check(MPI_Test(&s.req, &flag, MPI_STATUS_IGNORE), "test a send");
+            }
+        return moved;
+    }
+    Slot* free_slot() {
+        for (Slot& s : slots_)
+            if (s.req == MPI_REQUEST_NULL) return &s;
+        return nullptr;
+    }
+    bool all_sent() const {
+        return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.req == MPI_REQUEST_NULL; });
+    }
+    void send_end(Slot& s) {
+        s.buf.assign(sizeof(WireHeader), 0);
+        const WireHeader h{0, 1};
+        std::memcpy(s.buf.data(), &h, sizeof h);
+        check(MPI_Isend(s.buf.data(), static_cast<int>(s.buf.size()), MPI_BYTE, peer_, data_tag(link_), comm_, &s.req), "send the end");
+        end_sent_ = true;
+    }
+    void send_burst(Slot& s, const Burst& b) {
+        size_t size = sizeof(WireHeader) + b.n * sizeof(WireRecord);
+        for (const PacketDesc& d : b)
+            if (d.mbuf != nullptr) size += rte_pktmbuf_pkt_len(d.mbuf);
+        s.buf.resize(size);
+        const WireHeader h{b.n, 0};
+        std::memcpy(s.buf.data(), &h, sizeof h);
+        unsigned char* rec_at = s.buf.data() + sizeof h;
+        unsigned char* data = rec_at + b.n * sizeof(WireRecord);
+        rte_mbuf* sent[kBurstMax];
+        unsigned k = 0;
+        uint64_t bytes = 0;
+        for (const PacketDesc& d : b) {
+            WireRecord r{};
+            r.flow_hash = d.flow_hash;
+            r.port = d.port;
+            r.sampled = d.sampled;
+            r.type = d.type;
+            r.flags = d.mbuf == nullptr ? kHole : 0;
+            if (rte_mbuf* m = d.mbuf; m != nullptr) {
+                r.bytes = rte_pktmbuf_pkt_len(m);
+                r.wire_length = wire_length(m, fields_.wire);
+                r.sequence = packet_sequence(m, fields_.seq);
+                r.entry_tsc = d.sampled ? packet_tsc(m, fields_.entry) : 0;
+                r.tx_offload = m->tx_offload;
+                r.packet_type = m->packet_type;
+                if (capture_ns(m, fields_.capture, r.capture_ns)) r.flags |= kCaptureTime;
+                const void* p = rte_pktmbuf_read(m, 0, r.bytes, data);
+                if (p != data && r.bytes != 0) std::memcpy(data, p, r.bytes);
+                data += r.bytes;
+                bytes += r.bytes;
+                sent[k++] = m;
+            }
+            std::memcpy(rec_at, &r, sizeof r);
+            rec_at += sizeof r;
+        }
+        free_packets(sent, k);  // their bytes are in the message
+        check(MPI_Isend(s.buf.data(), static_cast<int>(size), MPI_BYTE, peer_, data_tag(link_), comm_, &s.req), "send a burst");
+        --credits_;
+        count_passed(k, bytes);
+    }
+
+    MPI_Comm comm_;
+    int peer_, link_;
+    Channel<PacketDesc>* in_;
+    Fields fields_;
+    std::vector<Slot> slots_;  // one message each; one more than the credits, for the end
+    uint32_t credits_ = kRankLinkCredits;
+    uint32_t credit_in_ = 0;
+    MPI_Request credit_req_ = MPI_REQUEST_NULL;
+    bool end_sent_ = false;
+    bool done_ = false;
+};
+
+class RankReceiveTask final : public Task {
+public:
+    RankReceiveTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* out, MbufPool& pool)
+        : comm_(comm), peer_(peer), link_(link), out_(out), pool_(pool.get()),
+          room_(rte_pktmbuf_data_room_size(pool.get()) - RTE_PKTMBUF_HEADROOM) {}
+    ~RankReceiveTask() override {
+        for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+    }
+
+    bool poll() override {
+        bool moved = reap_credits();
+        if (at_ < held_.n) {  // what the next node had no room for last time
+            if (!hand_on()) return moved || at_ > 0;
+            moved = true;
+        }
+        if (!have_msg_) {
+            int flag = 0;
+            MPI_Message msg;
+            MPI_Status st;
+            check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a burst");
+            if (flag == 0) return moved;
+            int count = 0;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            buf_.resize(static_cast<size_t>(count));
+            check(MPI_Mrecv(buf_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receive a burst");
+            have_msg_ = true;
+            moved = true;
+        }
+        WireHeader h;
+        std::memcpy(&h, buf_.data(), sizeof h);
+        if (h.end != 0) {
+            if (owed_ != 0) return_credits();
+            for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+            credits_out_.clear();
+            out_->close();
+            done_ = true;
+            return true;
+        }
+        if (!unpack(h.count)) return moved;  // the pool is empty for now: mbufs come back
+        have_msg_ = false;
+        hand_on();
+        return true;
+    }
+    bool done() const override { return done_; }
+    // Frees the burst in hand and ends the output, so the nodes after it drain.
+    bool poll_failed() override {
+        for (uint16_t i = at_; i < held_.n; ++i) drop_after_failure(held_.d[i]);
+        held_.n = at_ = 0;
+        out_->close();
+        end_after_failure();
+        return true;
+    }
+
+private:
+    struct Credit {
+        uint32_t value = 0;
+        MPI_Request req = MPI_REQUEST_NULL;
+    };
+
+    // Offers the held burst downstream; true once all of it went.
+    bool hand_on() {
+        at_ = static_cast<uint16_t>(at_ + out_->try_send_burst(held_.d + at_, held_.n - at_));
+        if (at_ < held_.n) return false;
+        held_.n = at_ = 0;
+        if (++owed_ >= kRankLinkCredits / 2) return_credits();  // in batches: a message per few bursts
+        return true;
+    }
+    void return_credits() {
+        credits_out_.push_back(Credit{owed_, MPI_REQUEST_NULL});
+        Credit& c = credits_out_.back();  // a deque: its address stays while the send lasts
+        check(MPI_Isend(&c.value, 1, MPI_UINT32_T, peer_, credit_tag(link_), comm_, &c.req), "return credits");
+        owed_ = 0;
+    }
+    bool reap_credits() {
+        while (!credits_out_.empty()) {
+            int flag = 0;
+            check(MPI_Test(&credits_out_.front().req, &flag, MPI_STATUS_IGNORE), "test a credit return");
+            if (flag == 0) break;
+            credits_out_.pop_front();
+        }
+        return false;
+    }
+    // The message's packets into mbufs of this rank's pool (a packet longer than an mbuf's room
+    // takes a chain); false, taking nothing, when the pool cannot give them now.
+    bool unpack(uint32_t count) {
+        const unsigned char* rec_at = buf_.data() + sizeof(WireHeader);
+        const unsigned char* data = rec_at + count * sizeof(WireRecord);
+        unsigned segs = 0;
+        for (uint32_t i = 0; i < count; ++i) {
+            WireRecord r;
+            std::memcpy(&r, rec_at + i * sizeof r, sizeof r);
+            if ((r.flags & kHole) == 0) segs += std::max(1u, (r.bytes + room_ - 1) / room_);
+        }
+        seg_.resize(segs);
+        if (segs != 0 && !alloc_packets(pool_, seg_.data(), segs)) return false;
+        unsigned k = 0;
+        uint64_t bytes = 0, packets = 0;
+        held_.n = 0;
+        for (uint32_t i = 0; i < count; ++i) {
+            WireRecord r;
+            std::memcpy(&r, rec_at + i * sizeof r, sizeof r);
+            if ((r.flags & kHole) != 0) {
+                held_.d[held_.n++] = PacketDesc{nullptr, r.flow_hash, 0, 0, 0};
+                continue;
+            }
+            rte_mbuf* head = seg_[k++];
+            rte_mbuf* cur = head;
+            uint32_t left = r.bytes;
+            for (bool first = true; first || left != 0; first = false) {
+                if (!first) {
+                    rte_mbuf* next = seg_[k++];
+                    cur->next = next;
+                    cur = next;
+                    ++head->nb_segs;
+                }
+                const uint32_t n = std::min(left, room_);
+                std::memcpy(rte_pktmbuf_mtod(cur, void*), data, n);
+                cur->data_len = static_cast<uint16_t>(n);
+                data += n;
+                left -= n;
+            }
+            head->pkt_len = r.bytes;
+            head->tx_offload = r.tx_offload;
+            head->packet_type = r.packet_type;
+            wire_length(head, fields_.wire) = r.wire_length;
+            packet_sequence(head, fields_.seq) = r.sequence;
+            if (r.sampled != 0) packet_tsc(head, fields_.entry) = r.entry_tsc;
+            if ((r.flags & kCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
+            PacketDesc d(head, r.flow_hash, descriptor_length(head, pool_), r.port, r.type);
+            d.sampled = r.sampled;
+            held_.d[held_.n++] = d;
+            bytes += r.bytes;
+            ++packets;
+        }
+        at_ = 0;
+        count_passed(packets, bytes);
+        return true;
+    }
+
+    MPI_Comm comm_;
+    int peer_, link_;
+    Channel<PacketDesc>* out_;
+    rte_mempool* pool_;
+    uint32_t room_;
+    Fields fields_;
+    std::vector<unsigned char> buf_;
+    bool have_msg_ = false;
+    std::vector<rte_mbuf*> seg_;
+    Burst held_;
+    uint16_t at_ = 0;
+    uint32_t owed_ = 0;  // bursts handed on whose credit has not gone back
+    std::deque<Credit> credits_out_;
+    bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> MpiRankLinks::make_send(const GraphNode& node, Channel<PacketDesc>* in) {
+    return std::make_unique<RankSendTask>(comm_, node.peer_rank, node.rank_link, in);
+}
+
+std::unique_ptr<Task> MpiRankLinks::make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) {
+    return std::make_unique<RankReceiveTask>(comm_, node.peer_rank, node.rank_link, out, pool);
+}
+
+}  // namespace tp

@@ -1,0 +1,141 @@
+// Ranks: which rank runs each node, the links between ranks, and each rank's part of the plan.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "framework/config/app_config.hpp"
+#include "framework/graph/app_plan.hpp"
+#include "framework/graph/rank_plan.hpp"
+
+namespace tp {
+namespace {
+
+// The LocatedError `f` throws, as the user reads it; "no error" when it throws none.
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const LocatedError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+const char* kFarm =
+    "pipeline:\n"
+    "  - synth\n"
+    "  - farm:\n"
+    "      name: fw\n"
+    "      workers: 4\n"
+    "      collect: ordered\n"
+    "      ranks: [1, 2]\n"
+    "      worker: [pass]\n"
+    "  - drop\n";
+
+AppConfig never_fused(const std::string& yaml) {
+    AppConfig app = parse_app_config(yaml, "a.yaml");
+    app.fuse = "never";  // the emitter and collector keep their tiles whatever the host's CPUs
+    return app;
+}
+
+size_t node_named(const AppGraph& g, const std::string& name) {
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (g.nodes[n].name == name) return n;
+    ADD_FAILURE() << "no node " << name;
+    return 0;
+}
+
+TEST(RankPlan, AFarmsWorkersGoRoundRobinOverItsRanksAndEachCrossingEdgeIsALink) {
+    const AppConfig app = never_fused(kFarm);
+    const AppPlan plan = plan_app(app);
+    const RankLayout l = plan_ranks(app, plan.graph);
+    EXPECT_EQ(l.ranks, 3);
+    EXPECT_TRUE(l.named);
+    EXPECT_EQ(l.rank_of_node[node_named(plan.graph, "fw.emitter")], 0);
+    EXPECT_EQ(l.rank_of_node[node_named(plan.graph, "fw.collector")], 0);
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(l.rank_of_node[node_named(plan.graph, "fw." + std::to_string(w))], 1 + w % 2);
+    ASSERT_EQ(l.links.size(), 8u);
+    EXPECT_EQ(l.links[0].from, "fw.emitter");
+    EXPECT_EQ(l.links[0].to, "fw.0");
+    EXPECT_EQ(l.links[0].to_rank, 1);
+}
+
+// Rank 1 runs workers 0 and 2, each between a receiving and a sending end; rank 0 keeps the
+// emitter's outputs in worker order (its dispatch picks them by position).
+TEST(RankPlan, EachRanksPartHoldsItsNodesAndTheEndsOfItsLinksInEdgeOrder) {
+    const AppConfig app = never_fused(kFarm);
+    const AppPlan plan = plan_app(app);
+    const RankLayout l = plan_ranks(app, plan.graph);
+    const RankPart one = plan_rank_part(app, plan, l, 1);
+    const AppGraph& g = one.plan.graph;
+    size_t receive = 0, send = 0;
+    for (const GraphNode& n : g.nodes) {
+        receive += n.role == NodeRole::RankReceive;
+        send += n.role == NodeRole::RankSend;
+        if (n.role == NodeRole::RankReceive || n.role == NodeRole::RankSend) EXPECT_EQ(n.peer_rank, 0) << n.name;
+    }
+    EXPECT_EQ(receive, 2u);
+    EXPECT_EQ(send, 2u);
+    EXPECT_EQ(g.nodes.size(), 6u);
+    const size_t w2 = node_named(g, "fw.2");
+    ASSERT_EQ(g.inputs_of(w2).size(), 1u);
+    EXPECT_EQ(g.nodes[g.edges[g.inputs_of(w2)[0]].from].name, rank_link_name(2, "fw.emitter", "fw.2"));
+    EXPECT_EQ(one.plan.tile_of_node.size(), g.nodes.size());
+
+    const RankPart zero = plan_rank_part(app, plan, l, 0);
+    const AppGraph& z = zero.plan.graph;
+    const std::vector<size_t> out = z.outputs_of(node_named(z, "fw.emitter"));
+    ASSERT_EQ(out.size(), 4u);
+    for (size_t w = 0; w < 4; ++w) {
+        const GraphNode& end = z.nodes[z.edges[out[w]].to];
+        EXPECT_EQ(end.role, NodeRole::RankSend);
+        EXPECT_EQ(end.rank_link, static_cast<int>(w));
+        EXPECT_EQ(end.peer_rank, 1 + static_cast<int>(w % 2));
+    }
+    EXPECT_EQ(z.inputs_of(node_named(z, "fw.collector")).size(), 4u);
+}
+
+// A map shares its tasks in memory: its emitter, workers and collector run on its rank.
+TEST(RankPlan, AMapRunsWholeOnItsRank) {
+    const AppConfig app = parse_app_config("pipeline:\n  - synth\n  - map:\n      workers: 3\n      rank: 1\n"
+                                           "      worker: [parse]\n  - drop\n",
+                                           "a.yaml");
+    const AppPlan plan = plan_app(app);
+    const RankLayout l = plan_ranks(app, plan.graph);
+    for (size_t n = 0; n < plan.graph.nodes.size(); ++n)
+        EXPECT_EQ(l.rank_of_node[n], plan.graph.nodes[n].pattern >= 0 ? 1 : 0) << plan.graph.nodes[n].name;
+    ASSERT_EQ(l.links.size(), 2u);  // synth -> the map's emitter, its collector -> drop
+    EXPECT_EQ(l.links[0].to, "map.emitter");
+    EXPECT_EQ(l.links[1].from, "map.collector");
+}
+
+TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
+    const AppConfig app = never_fused(kFarm);
+    const RankLayout l = plan_ranks(app, plan_app(app).graph);
+    EXPECT_NO_THROW(check_world(app, l, 3, true));
+    EXPECT_EQ(error_of([&] { check_world(app, l, 2, true); }),
+              "a.yaml:7:14: rank 2 does not exist: mpirun started 2 process(es), ranks 0 to 1 (start it with -np 3)");
+    EXPECT_EQ(error_of([&] { check_world(app, l, 1, false); }),
+              "a.yaml:7:14: rank 2 needs mpirun: run `mpirun -np 3 tilepipe run ...` (without mpirun an app is one process, rank 0)");
+    EXPECT_EQ(error_of([&] { check_world(app, l, 4, true); }),
+              "a.yaml:7:14: the highest rank the app names is 2, but mpirun started 4 processes: start it with -np 3 "
+              "(a rank without nodes is refused)");
+    const AppConfig plain = parse_app_config("pipeline: [synth, drop]\n", "p.yaml");
+    const RankLayout one = plan_ranks(plain, plan_app(plain).graph);
+    EXPECT_FALSE(one.named);
+    EXPECT_NO_THROW(check_world(plain, one, 1, false));
+    EXPECT_NO_THROW(check_world(plain, one, 1, true));
+    EXPECT_NE(error_of([&] { check_world(plain, one, 2, true); }).find("p.yaml:1:1: mpirun started 2 processes, but the app names no rank"),
+              std::string::npos);
+}
+
+TEST(RankPlan, ARankWithoutNodesIsRefusedAtTheHighestRank) {
+    const AppConfig app = parse_app_config("pipeline:\n  - synth\n  - stage: drop\n    rank: 2\n", "a.yaml");
+    const AppPlan plan = plan_app(app);
+    const RankLayout l = plan_ranks(app, plan.graph);
+    EXPECT_EQ(error_of([&] { check_rank_layout(app, plan.graph, l); }),
+              "a.yaml:4:11: rank 1 holds no node: the app names ranks up to 2 here, and every rank from 0 to it needs a node");
+}
+
+}  // namespace
+}  // namespace tp
