@@ -41,11 +41,13 @@ one() {
                  --set drop.rank=1 --json "$work/r.json" >/dev/null || die "$name failed" ;;
     fwd-*-memif)
       local dev="net_memif0,role=server,socket=$sock" cdev="net_memif0,role=client,socket=$sock"
-      $bin run conf/memif_rx.yaml --quiet --set "port.device=$cdev" --set port.packets="$count" --json "$work/r.json" >/dev/null &
+      # DPDK's memif driver logs its connection attempts: kept aside, shown when a side fails.
+      $bin run conf/memif_rx.yaml --quiet --set "port.device=$cdev" --set port.packets="$count" --json "$work/r.json" \
+        >/dev/null 2>"$work/rx.log" &
       local rx=$!
       $bin run conf/memif_tx.yaml --quiet --set "port_out.device=$dev" --set synth.size="$size" --set synth.count="$count" \
-        --json "$work/t.json" >/dev/null || { wait $rx; die "$name (sender) failed"; }
-      wait $rx || die "$name (receiver) failed" ;;
+        --json "$work/t.json" >/dev/null 2>"$work/tx.log" || { wait $rx; cat "$work/tx.log" >&2; die "$name (sender) failed"; }
+      wait $rx || { cat "$work/rx.log" >&2; die "$name (receiver) failed"; } ;;
     farm-1p)   $bin run conf/bench/farm_ids.yaml --quiet --set synth.count="$count" --json "$work/r.json" >/dev/null || die "$name failed" ;;
     farm-mpi)  "${mpi[@]}" $bin run conf/bench/farm_ids.yaml --quiet --set synth.count="$count" --set 'farm.ranks=[0,1]' \
                  --json "$work/r.json" >/dev/null || die "$name failed" ;;
