@@ -6,55 +6,19 @@
 
 namespace tp {
 
+// What a rank sends rank 0 of its rows: every field, under its member's name (an exchange
+// between ranks of one build, not a format users read; run_report.cpp writes that one).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PortTx, port, to, packets)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StageReport, name, stage, kind, node, cpu, tile_x, tile_y, in, out, drops, cycles, bytes,
+                                   lost_before, busy_fraction, drop_reasons, events, output, output_is_device, ports)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TileReport, node, role, tile_x, tile_y, cpu, worker, busy_fraction, packets, bytes, stalled_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PoolReport, name, capacity, available)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FailureReport, node, error, dropped)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CutLoss, node, lost)
+
 namespace {
 
 using nlohmann::json;
-
-json stage_json(const StageReport& s) {
-    return json{{"name", s.name}, {"stage", s.stage}, {"kind", s.kind}, {"node", s.node}, {"cpu", s.cpu},
-                {"tile", {s.tile_x, s.tile_y}}, {"in", s.in}, {"out", s.out}, {"drops", s.drops}, {"bytes", s.bytes},
-                {"cycles", s.cycles}, {"busy", s.busy_fraction}, {"drop_reasons", s.drop_reasons}, {"events", s.events}};
-}
-
-StageReport stage_of(const json& j, int node_offset) {
-    StageReport s;
-    s.name = j["name"];
-    s.stage = j["stage"];
-    s.kind = j["kind"];
-    s.node = j["node"].get<int>() < 0 ? -1 : j["node"].get<int>() + node_offset;
-    s.cpu = j["cpu"];
-    s.tile_x = j["tile"][0];
-    s.tile_y = j["tile"][1];
-    s.in = j["in"];
-    s.out = j["out"];
-    s.drops = j["drops"];
-    s.bytes = j["bytes"];
-    s.cycles = j["cycles"];
-    s.busy_fraction = j["busy"];
-    s.drop_reasons = j["drop_reasons"].get<std::map<std::string, uint64_t>>();
-    s.events = j["events"].get<std::map<std::string, uint64_t>>();
-    return s;
-}
-
-json tile_json(const TileReport& t) {
-    return json{{"node", t.node}, {"role", t.role}, {"tile", {t.tile_x, t.tile_y}}, {"cpu", t.cpu}, {"worker", t.worker},
-                {"busy", t.busy_fraction}, {"packets", t.packets}, {"bytes", t.bytes}, {"stalled_ms", t.stalled_ms}};
-}
-
-TileReport tile_of(const json& j) {
-    TileReport t;
-    t.node = j["node"];
-    t.role = j["role"];
-    t.tile_x = j["tile"][0];
-    t.tile_y = j["tile"][1];
-    t.cpu = j["cpu"];
-    t.worker = j["worker"];
-    t.busy_fraction = j["busy"];
-    t.packets = j["packets"];
-    t.bytes = j["bytes"];
-    t.stalled_ms = j["stalled_ms"];
-    return t;
-}
 
 // The tile of link `name`'s end with a role starting `role` in a rank's summary; nullptr if none.
 const json* link_end(const json& summary, const std::string& name, const std::string& role) {
@@ -71,16 +35,11 @@ json rank_summary(const RunReport& r, int rank, const std::string& host) {
            {"lost_before_source", r.lost_before_source}, {"first_emit_ns", r.first_emit_ns},
            {"last_emit_ns", r.last_emit_ns}, {"end_ns", r.end_ns}, {"threads", r.threads}, {"setup_s", r.setup_s},
            {"interrupted", r.header.interrupted}, {"signal", r.header.signal}, {"cut_short", r.header.cut_short}};
-    j["stages"] = json::array();
-    for (const StageReport& s : r.stages) j["stages"].push_back(stage_json(s));
-    j["tiles"] = json::array();
-    for (const TileReport& t : r.tiles) j["tiles"].push_back(tile_json(t));
-    j["pools"] = json::array();
-    for (const PoolReport& p : r.pools) j["pools"].push_back({{"name", p.name}, {"capacity", p.capacity}, {"available", p.available}});
-    j["failures"] = json::array();
-    for (const FailureReport& f : r.failures) j["failures"].push_back({{"node", f.node}, {"error", f.error}, {"dropped", f.dropped}});
-    j["cut_losses"] = json::array();
-    for (const CutLoss& c : r.cut_losses) j["cut_losses"].push_back({{"node", c.node}, {"lost", c.lost}});
+    j["stages"] = r.stages;
+    j["tiles"] = r.tiles;
+    j["pools"] = r.pools;
+    j["failures"] = r.failures;
+    j["cut_losses"] = r.cut_losses;
     return j;
 }
 
@@ -118,19 +77,24 @@ RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const 
         r.header.signal = std::max(r.header.signal, s["signal"].get<int>());
         r.header.cut_short = r.header.cut_short || s["cut_short"].get<bool>();
         const std::string prefix = rank == 0 ? "" : "rank" + std::to_string(rank) + "/";
-        for (const json& p : s["pools"]) {
-            const PoolReport pool{prefix + p["name"].get<std::string>(), p["capacity"], p["available"]};
+        for (PoolReport pool : s["pools"].get<std::vector<PoolReport>>()) {
+            pool.name = prefix + pool.name;
             row.pools_full = row.pools_full && pool.available == pool.capacity;
             if (rank != 0) r.pools.push_back(pool);
         }
         rr.ranks.push_back(row);
         if (rank == 0) continue;  // r holds rank 0's own rows already
         const int offset = static_cast<int>(r.tiles.size());
-        for (const json& t : s["tiles"]) r.tiles.push_back(tile_of(t));
-        for (const json& st : s["stages"]) r.stages.push_back(stage_of(st, offset));
-        for (const json& fl : s["failures"])
-            r.failures.push_back(FailureReport{fl["node"], "rank " + std::to_string(rank) + ": " + fl["error"].get<std::string>(), fl["dropped"]});
-        for (const json& c : s["cut_losses"]) r.cut_losses.push_back(CutLoss{c["node"], c["lost"]});
+        for (TileReport t : s["tiles"].get<std::vector<TileReport>>()) r.tiles.push_back(std::move(t));
+        for (StageReport st : s["stages"].get<std::vector<StageReport>>()) {
+            if (st.node >= 0) st.node += offset;  // its node's row in the merged tiles
+            r.stages.push_back(std::move(st));
+        }
+        for (FailureReport f : s["failures"].get<std::vector<FailureReport>>()) {
+            f.error = "rank " + std::to_string(rank) + ": " + f.error;
+            r.failures.push_back(std::move(f));
+        }
+        for (CutLoss c : s["cut_losses"].get<std::vector<CutLoss>>()) r.cut_losses.push_back(std::move(c));
     }
     // On the system clock: the ranks' TSCs need not agree (other hosts).
     if (first != 0) {

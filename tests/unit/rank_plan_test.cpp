@@ -6,6 +6,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/rank_plan.hpp"
+#include "framework/graph/rank_report.hpp"
 
 namespace tp {
 namespace {
@@ -72,7 +73,9 @@ TEST(RankPlan, EachRanksPartHoldsItsNodesAndTheEndsOfItsLinksInEdgeOrder) {
     for (const GraphNode& n : g.nodes) {
         receive += n.role == NodeRole::RankReceive;
         send += n.role == NodeRole::RankSend;
-        if (n.role == NodeRole::RankReceive || n.role == NodeRole::RankSend) EXPECT_EQ(n.peer_rank, 0) << n.name;
+        if (n.role == NodeRole::RankReceive || n.role == NodeRole::RankSend) {
+            EXPECT_EQ(n.peer_rank, 0) << n.name;
+        }
     }
     EXPECT_EQ(receive, 2u);
     EXPECT_EQ(send, 2u);
@@ -135,6 +138,49 @@ TEST(RankPlan, ARankWithoutNodesIsRefusedAtTheHighestRank) {
     const RankLayout l = plan_ranks(app, plan.graph);
     EXPECT_EQ(error_of([&] { check_rank_layout(app, plan.graph, l); }),
               "a.yaml:4:11: rank 1 holds no node: the app names ranks up to 2 here, and every rank from 0 to it needs a node");
+}
+
+TEST(RankReport, RankZeroMergesEveryRowOfTheOtherRanksWithTheirNodesRenumbered) {
+    // Rank 0: a source on its only tile. Rank 1: a link's receiving end and a sink that writes
+    // by port (its file, its ports) and failed; the merged report must keep each of its rows.
+    RunReport r0;
+    r0.packets = 100;
+    r0.tiles.push_back(TileReport{"synth", "", 0, 0, 0, -1, 1.0, 100, 6400, 0});
+    r0.stages.push_back(StageReport{.name = "synth", .stage = "synth", .node = 0, .out = 100});
+    r0.pools.push_back(PoolReport{"app", 1024, 1024});
+    RunReport r1;
+    r1.delivered = 90;
+    r1.drops = 10;
+    r1.tiles.push_back(TileReport{"mpi0:synth->out", "receive", 1, 0, 1, -1, 0.5, 100, 6400, 0});
+    r1.tiles.push_back(TileReport{"out", "", 2, 0, 1, -1, 0.2, 100, 6400, 0});
+    r1.stages.push_back(StageReport{.name = "out", .stage = "out", .node = 1, .in = 100, .out = 90, .drops = 10,
+                                    .drop_reasons = {{"write_failed", 10}}, .output = "out.pcap",
+                                    .ports = {PortTx{0, "p0.pcap", 60}, PortTx{1, "p1.pcap", 30}}});
+    r1.pools.push_back(PoolReport{"app", 1024, 1000});
+    r1.failures.push_back(FailureReport{"out", "disk full", 10});
+    const std::vector<nlohmann::json> summaries{rank_summary(r0, 0, "h0"), rank_summary(r1, 1, "h1")};
+    RankLayout layout;
+    layout.ranks = 2;
+    const RanksReport rr = merge_ranks(r0, summaries, layout);
+    ASSERT_EQ(r0.tiles.size(), 3u);
+    ASSERT_EQ(r0.stages.size(), 2u);
+    const StageReport& merged = r0.stages[1];
+    EXPECT_EQ(merged.node, 2) << "rank 1's node 1 follows rank 0's one tile";
+    EXPECT_EQ(r0.tiles[static_cast<size_t>(merged.node)].node, "out");
+    EXPECT_EQ(merged.output, "out.pcap");
+    ASSERT_EQ(merged.ports.size(), 2u);
+    EXPECT_EQ(merged.ports[1].to, "p1.pcap");
+    EXPECT_EQ(merged.ports[1].packets, 30u);
+    EXPECT_EQ(merged.drop_reasons.at("write_failed"), 10u);
+    EXPECT_EQ(r0.delivered, 90u);
+    EXPECT_EQ(r0.unaccounted, 0);
+    ASSERT_EQ(r0.failures.size(), 1u);
+    EXPECT_EQ(r0.failures[0].error, "rank 1: disk full");
+    ASSERT_EQ(r0.pools.size(), 2u);
+    EXPECT_EQ(r0.pools[1].name, "rank1/app");
+    ASSERT_EQ(rr.ranks.size(), 2u);
+    EXPECT_FALSE(rr.ranks[1].pools_full);
+    EXPECT_TRUE(rr.ranks[0].pools_full);
 }
 
 }  // namespace
