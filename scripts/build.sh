@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh DIR KIND [TARGET...]: configures (once) and builds a meson build directory.
-# KIND: release | tsan (ThreadSanitizer) | asan (AddressSanitizer + UBSan) | fuzz (the libFuzzer
-# targets of tests/fuzz, built with clang under AddressSanitizer + UBSan).
+# KIND: release | tsan (ThreadSanitizer) | asan (AddressSanitizer + UBSan, with clang, and the
+# libFuzzer targets of tests/fuzz beside the tests) | fuzz (the same build as asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 kind=$2
@@ -15,15 +15,17 @@ case "$kind" in
   # -g1 (line tables): what a sanitizer's report needs (function, file, line); full debug
   # information made each object a quarter slower to compile and twice the size.
   tsan)    opts=("${sanitizer[@]}" -Db_sanitize=thread -Dcpp_args=-g1) ;;
-  # UBSan stops at the first undefined behaviour (GCC's default reports and carries on).
-  asan)    opts=("${sanitizer[@]}" -Db_sanitize=address,undefined -Db_lundef=false
-                 "-Dcpp_args=-fno-sanitize-recover=undefined -g1" -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
-  fuzz)    opts=("${sanitizer[@]}" -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false
-                 -Dcpp_args=-fno-sanitize-recover=undefined -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
+  # One clang build serves the ASan suite and the fuzz targets: clang compiles this code under
+  # ASan + UBSan in 0.6x GCC's time (app_runner.cpp 21 s against 33), and a second build of
+  # the same sources for libFuzzer was a fifth of the test command's time. Every object
+  # carries libFuzzer's coverage instrumentation (-Dfuzz=true); only the targets link its
+  # driver. UBSan stops at the first undefined behaviour.
+  asan|fuzz) opts=("${sanitizer[@]}" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+                   "-Dcpp_args=-fno-sanitize-recover=undefined -g1" -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
   *) echo "build.sh: unknown kind '$kind' (release, tsan, asan, fuzz)" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/build.ninja" ]; then
-  [ "$kind" = fuzz ] && export CC=clang CXX=clang++
+  case "$kind" in asan|fuzz) export CC=clang CXX=clang++ ;; esac
   meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
   rm -f "$dir.setup.log"
 fi

@@ -2,8 +2,8 @@
 # The whole test suite: installs what is missing, builds, and runs
 #  1. every unit and end-to-end test (release build),
 #  2. the channel stress tests under ThreadSanitizer,
-#  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan,
-#  4. each libFuzzer target (tests/fuzz, built with clang) for $TILEPIPE_FUZZ_SECONDS (30) on its
+#  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan (clang),
+#  4. each libFuzzer target (tests/fuzz, in that same build) for $TILEPIPE_FUZZ_SECONDS (30) on its
 #     corpus: a target that finds a crash fails.
 # Prints one line per build ("release: N passed, M failed, K skipped", distinct cases counted
 # by scripts/count_tests.py), each after a line per case it skipped with the reason ("release:
@@ -77,7 +77,7 @@ suite build release
 # Under ThreadSanitizer (5-15x slower) the stress tests push fewer items.
 TILEPIPE_STRESS_ITEMS=${TILEPIPE_TSAN_STRESS_ITEMS:-2000000} suite build-tsan tsan tsan
 suite build-asan asan asan
-suite build-fuzz fuzz fuzz
+suite build-asan fuzz fuzz  # the same build: its fuzz targets
 
 # One line per build (a case run under several builds counts in each), then the totals.
 [ ${#summaries[@]} -gt 0 ] && printf '%s\n' "${summaries[@]}"
