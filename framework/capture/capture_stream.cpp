@@ -32,6 +32,7 @@ uint32_t ring_capacity_for(uint32_t segments) {
 // short sleeps instead would wake the reader thousands of times a second, each time taking
 // the CPU from a tile on a loaded machine; yielding is worse (a yield can cost a whole slice).
 constexpr auto kWaitAtMost = std::chrono::milliseconds(1);
+constexpr uint32_t kAnnounceEvery = 16;  // records per ring of the consumer's doorbell (announce)
 
 }  // namespace
 
@@ -163,6 +164,18 @@ void CaptureStream::read_passes() {
     if (spec_.consumer_bell != nullptr) spec_.consumer_bell->ring();  // drained() may be true now
 }
 
+// Rings the consumer's doorbell for the records pushed since the last ring. ring() is a
+// seq_cst fence after the pushes' release, then a look at the consumer's parked flag: one per
+// kAnnounceEvery records, and before the reader waits for templates or ends a pass, so a
+// consumer that parked on an empty ring learns of every record before the reader can stall.
+// (A read held up by the disk can leave up to kAnnounceEvery - 1 records unannounced for its
+// length, a wait the consumer would have had for the next record anyway.)
+void CaptureStream::announce(uint32_t& unannounced) {
+    if (unannounced == 0) return;
+    unannounced = 0;
+    if (spec_.consumer_bell != nullptr) spec_.consumer_bell->ring();
+}
+
 // One pass over the file; false when the reader should end (stopped). The first pass sets
 // `duration_ns`, the offset of its last record.
 bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records, bool first_pass) {
@@ -170,8 +183,12 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
     ReplayOffsets offsets;
     std::vector<rte_mbuf*> segs;
     uint64_t last_offset = 0;
+    uint32_t unannounced = 0;  // records pushed since the consumer's doorbell last rang
     for (;;) {
-        if (stop_.load(std::memory_order_relaxed)) return false;
+        if (stop_.load(std::memory_order_relaxed)) {
+            announce(unannounced);
+            return false;
+        }
         const CaptureReader::Next next = reader.next();
         if (next == CaptureReader::Next::Truncated && truncation_.empty()) truncation_ = reader.truncation();
         if (next == CaptureReader::Next::Corrupt && first_pass) damaged_ = reader.error();
@@ -193,8 +210,10 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
             throw LocatedError(Location{spec_.path}, "record " + std::to_string(reader.index()) + ": a frame of " +
                                                          std::to_string(length) + " bytes is longer than the stream's buffers");
         if (segs.size() < nb) segs.resize(nb);  // grows to the longest frame once, not per record
-        while (!alloc_packets(pool_.get(), segs.data(), nb))
+        while (!alloc_packets(pool_.get(), segs.data(), nb)) {
+            announce(unannounced);  // the consumer frees templates only once it sees records
             if (!wait_for_room(nb)) return false;
+        }
         const uint8_t* bytes = reader.frame();
         uint32_t done = 0;
         for (uint32_t i = 0; i < nb; ++i) {
@@ -211,10 +230,10 @@ bool CaptureStream::read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t&
                               static_cast<uint16_t>(nb), base_ns + last_offset, reader.timestamp_ns()};
         // The ring has a slot for every template, so a record that got templates gets a slot.
         if (!ring_.try_push(r)) throw std::logic_error("capture ring full with templates to spare");
-        // ring(): a seq_cst fence after the push's release, then the consumer's parked flag.
-        if (spec_.consumer_bell != nullptr) spec_.consumer_bell->ring();
+        if (++unannounced == kAnnounceEvery) announce(unannounced);
         ++records;
     }
+    announce(unannounced);
     if (base_ns == 0 && duration_ns == 0) duration_ns = last_offset;
     if (first_pass) {
         interface_drops_ = reader.interface_drops();

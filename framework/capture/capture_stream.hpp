@@ -101,6 +101,7 @@ private:
     void read_passes();
     bool read_pass(uint64_t base_ns, uint64_t& duration_ns, uint64_t& records, bool first_pass);
     bool wait_for_room(uint32_t need);
+    void announce(uint32_t& unannounced);
 
     CaptureStreamSpec spec_;
     MbufPool pool_;
