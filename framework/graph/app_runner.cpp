@@ -276,7 +276,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
             window += edge.capacity + kBurstMax;
             // A link to another rank also holds the other rank's queue and the messages in flight.
             if (g.nodes[edge.to].role == NodeRole::RankSend || g.nodes[edge.from].role == NodeRole::RankReceive)
-                window += edge.capacity + (kRankLinkCredits + 2) * kBurstMax;
+                window += edge.capacity + (kRankLinkCredits + 2) * kRankLinkMessagePackets;
         }
         ts.reorder_window = static_cast<uint32_t>(window);
     }

@@ -46,8 +46,10 @@ struct RunOptions {
     std::function<void()> tick;
 };
 
-// Messages a link between ranks keeps in flight (each a burst): the receiver returns credits.
+// Messages a link between ranks keeps in flight: the receiver returns credits. A message holds
+// what the sender found waiting, up to kRankLinkMessagePackets packets (a few bursts).
 inline constexpr uint32_t kRankLinkCredits = 8;
+inline constexpr uint32_t kRankLinkMessagePackets = 8 * kBurstMax;
 
 // Makes the tasks of a plan's RankSend and RankReceive nodes (the links between ranks: an
 // MPI build's framework/ranks/); an app without ranks has none.

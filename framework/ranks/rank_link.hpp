@@ -1,14 +1,15 @@
 // The links between ranks on Open MPI: the tasks of a rank part's RankSend and RankReceive
 // nodes (rank_plan.hpp).
 //
-// A link carries bursts: one message per burst, a record per packet (its length, wire length,
-// input port, flow hash, type bits, sampled bit and entry timestamp, capture time, ordered-farm
-// number, header offsets; a hole marker of an ordered farm as a record without bytes) and then
-// the packets' bytes. The sender frees each mbuf once its bytes are in the message; the receiver
-// copies them into mbufs of its own pool. At most kRankLinkCredits messages are in flight per
-// link: the receiver returns credits (a message on the link's credit tag) as it hands bursts
-// on. End of stream is a message of its own, sent after the last burst. Every tile of a link
-// end calls MPI, so the library must provide MPI_THREAD_MULTIPLE (RankWorld checks).
+// A link carries messages: what the sending end found waiting (up to kRankLinkMessagePackets
+// packets), a record per packet (its length, wire length, input port, flow hash, type bits,
+// sampled bit and entry timestamp, capture time, ordered-farm number, header offsets; a hole
+// marker of an ordered farm as a record without bytes) and then the packets' bytes. The sender
+// frees each mbuf once its bytes are in the message; the receiver copies them into mbufs of its
+// own pool, a burst at a time. At most kRankLinkCredits messages are in flight per link: the
+// receiver returns credits (a message on the link's credit tag) as it empties messages. End of
+// stream is a message of its own, sent after the last one. Every tile of a link end calls MPI,
+// so the library must provide MPI_THREAD_MULTIPLE (RankWorld checks).
 #pragma once
 
 #include <mpi.h>

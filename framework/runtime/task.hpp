@@ -68,6 +68,9 @@ protected:
     // Frees the packet a failed or cut task gives back and counts it (as a failure's drop, or
     // the cut's); a hole marker (no mbuf) is no packet.
     void drop_after_failure(const PacketDesc& d);
+    // Counts, as drop_after_failure does, packets that never became mbufs here (a link
+    // between ranks: the bytes of a message in hand).
+    void count_failure_drops(uint64_t n) { (failed_ ? failure_drops_ : cut_drops_) += n; }
     void count_passed(uint64_t packets, uint64_t bytes) {
         passed_packets_.store(passed_packets_.load(std::memory_order_relaxed) + packets, std::memory_order_relaxed);
         passed_bytes_.store(passed_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
