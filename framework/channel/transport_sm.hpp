@@ -10,16 +10,21 @@
 // other's flag: message number s goes to slot s mod K with ready = s + 1; the receiver
 // consumes it when ready == s + 1 and acknowledges with ack = s + 1; the sender may reuse the
 // slot for message s + K once an ack shows message s consumed. Because the receiver consumes
-// in order, the sender reads the ack of the last message it sent first (one line read frees
-// every slot when the receiver keeps up) and the ack of the slot it needs only when that is
-// not enough; see refresh_limit. A slot holds the whole item (one word, or a 16-byte
-// PacketDesc) as its message.
+// in order, an ack of message m proves every message up to m consumed, so the receiver
+// acknowledges in groups: the last message of each group of G (G = 8, or K/2 for a smaller
+// K) and the last message of each burst it takes. A burst of 32 writes 4-5 ack lines
+// instead of 32 (the paper acknowledges every message, which costs a line transfer per
+// message on top of the message's own). The sender reads the ack of the last message it sent
+// first (one line read frees every slot when the receiver keeps up), and otherwise the ack
+// of the group end at or after the message whose slot it needs; see refresh_limit. A slot
+// holds the whole item (one word, or a 16-byte PacketDesc) as its message.
 //
 // Memory: the slots are allocated on the receiver's NUMA node (NodeMemory). The paper homes
 // the ack lines at the sender; ChannelSpec names only the receiver's node, so both live there.
 // Ordering: FIFO, exactly once. Thread-safety: one sender thread, one receiver thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <new>
@@ -71,7 +76,8 @@ template <typename T, typename Layout = SmSplitLayout<T>>
 class SmChannel final : public Channel<T> {
 public:
     explicit SmChannel(uint32_t k, int socket = -1)
-        : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), slots_(k, socket) {
+        : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), group_mask_(std::max<uint32_t>(1, std::min<uint32_t>(8, k / 2)) - 1),
+          slots_(k, socket) {
         tx_.limit = k_;  // every slot starts free
     }
 
@@ -102,24 +108,32 @@ public:
             // acquire: pairs with the sender's release of ready, so msg is the message seq.
             if (slots_.ready(s).load(std::memory_order_acquire) != seq + 1) break;
             items[i] = slots_.msg(s);
-            // release: our read of msg happens before the sender's reuse of the slot.
-            slots_.ack(s).store(seq + 1, std::memory_order_release);
+            // release: our reads of the msgs of every message up to seq happen before the
+            // sender's reuse of their slots (it acquires this ack).
+            if ((seq & group_mask_) == group_mask_) slots_.ack(s).store(seq + 1, std::memory_order_release);
         }
         rx_.seq = seq;
-        if (i != 0)
+        if (i != 0) {
+            // The burst's last message, unless its group's end acknowledged it already.
+            if (((seq - 1) & group_mask_) != group_mask_)
+                slots_.ack(static_cast<uint32_t>(seq - 1) & mask_).store(seq, std::memory_order_release);
             if (Doorbell* b = this->sender_bell()) b->ring();
+        }
         return i;
     }
 
     uint32_t capacity() const override { return k_; }
     const char* transport() const override { return Layout::kName; }
-    // A slot holds a message when its ready number is ahead of its ack number (one pass over
-    // the K slots, relaxed loads; the sender's and receiver's sequence numbers are private).
+    // The newest ready number less the newest ack (one pass over the K slots, relaxed loads;
+    // the sender's and receiver's sequence numbers are private): the receiver acknowledges the
+    // last message of every burst it takes, so the newest ack is where it stands.
     int64_t queued() const override {
-        int64_t n = 0;
-        for (uint32_t s = 0; s < k_; ++s)
-            n += slots_.ready(s).load(std::memory_order_relaxed) > slots_.ack(s).load(std::memory_order_relaxed);
-        return n;
+        uint64_t sent = 0, taken = 0;
+        for (uint32_t s = 0; s < k_; ++s) {
+            sent = std::max(sent, slots_.ready(s).load(std::memory_order_relaxed));
+            taken = std::max(taken, slots_.ack(s).load(std::memory_order_relaxed));
+        }
+        return sent > taken ? static_cast<int64_t>(sent - taken) : 0;
     }
 
 private:
@@ -129,16 +143,18 @@ private:
     // The ack of the last message sent (slot seq - 1) frees all K slots at once when the
     // receiver keeps up, so a sender that is not ahead reads one ack line per K messages, and
     // the receiver's ack stores find their lines still in its own cache. When the receiver is
-    // behind, the sender tests the ack of each slot it needs next, as the paper's sender does,
-    // until the burst fits or a slot is still taken.
+    // behind, the sender tests the ack of the group end at or after message limit - K (whose
+    // slot message `limit` needs), as the paper's sender tests each slot, until the burst fits
+    // or that message is not yet consumed. An ack there from the lap before (a group end not
+    // yet reached) is at most limit - 2K + G, which frees nothing: G <= K/2.
     void refresh_limit(uint64_t seq, uint32_t n) {
         // acquire (every ack load): pairs with the receiver's release of ack, so its reads of
         // the msgs of every message up to m are complete before we overwrite them.
         const uint64_t recent = slots_.ack(static_cast<uint32_t>(seq - 1) & mask_).load(std::memory_order_acquire);
         if (recent + k_ > tx_.limit) tx_.limit = recent + k_;
         while (tx_.limit - seq < n) {
-            // The slot of message `limit` is free once message limit - K was consumed.
-            const uint64_t acked = slots_.ack(static_cast<uint32_t>(tx_.limit) & mask_).load(std::memory_order_acquire);
+            const uint64_t group_end = (tx_.limit - k_) | group_mask_;
+            const uint64_t acked = slots_.ack(static_cast<uint32_t>(group_end) & mask_).load(std::memory_order_acquire);
             if (acked + k_ <= tx_.limit) break;
             tx_.limit = acked + k_;
         }
@@ -153,6 +169,7 @@ private:
     };
     const uint32_t k_;
     const uint32_t mask_;
+    const uint32_t group_mask_;  // G - 1: the receiver acknowledges messages m with m & group_mask_ == group_mask_
     Layout slots_;
     Sender tx_;
     Receiver rx_;
