@@ -243,12 +243,12 @@ public:
             int flag = 0;
             MPI_Message msg;
             MPI_Status st;
-            check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a burst");
+            check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a message");
             if (flag == 0) return moved;
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             buf_.resize(static_cast<size_t>(count));
-            check(MPI_Mrecv(buf_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receive a burst");
+            check(MPI_Mrecv(buf_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receive a message");
             WireHeader h;
             std::memcpy(&h, buf_.data(), sizeof h);
             if (h.end != 0) {
