@@ -41,7 +41,7 @@ count() {  # count DIR KIND: adds the distinct cases of the last `meson test` in
 }
 suite() {  # suite DIR KIND [SUITE]: builds what SUITE needs (everything when none) and runs it
   local dir=$1 kind=$2 name=${3:-}
-  echo "== $kind: building $dir" >&2
+  echo "== $kind: building $dir (at ${SECONDS} s)" >&2
   local targets=()
   if [ -n "$name" ]; then
     ./scripts/build.sh "$dir" "$kind" build.ninja || { failed=$((failed + 1)); return; }
@@ -68,7 +68,7 @@ for f in sorted(wanted):
     failed=$((failed + 1))
     return
   fi
-  echo "== $kind: meson test ${name:+--suite $name}" >&2
+  echo "== $kind: meson test ${name:+--suite $name} (at ${SECONDS} s)" >&2
   meson test -C "$dir" --no-rebuild --print-errorlogs ${name:+--suite "$name"} >&2
   count "$dir" "$kind"
 }
@@ -81,5 +81,6 @@ suite build-asan fuzz fuzz  # the same build: its fuzz targets
 
 # One line per build (a case run under several builds counts in each), then the totals.
 [ ${#summaries[@]} -gt 0 ] && printf '%s\n' "${summaries[@]}"
+echo "== all builds and suites took ${SECONDS} s" >&2
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
