@@ -23,6 +23,11 @@ namespace {
 int data_tag(int link) { return 100 + 2 * link; }
 int credit_tag(int link) { return 101 + 2 * link; }
 constexpr size_t kMessageBytes = 32 * 1024;  // a sender stops adding bursts to a message past this
+// Messages and credits ring no doorbell: a link end's thread parks at most this long when
+// idle. A sender's credits cover 8 messages (2048 small packets, about 100 us of a fast
+// link), so a receiver parked longer starves it, and a sender parked longer leaves its credits
+// unused; a wake every 50 us of an idle link costs little.
+constexpr std::chrono::microseconds kLinkLooksEvery{50};
 
 struct WireHeader {
     uint32_t count;  // records that follow
@@ -63,6 +68,7 @@ class RankSendTask final : public Task {
 public:
     RankSendTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* in)
         : comm_(comm), peer_(peer), link_(link), in_(in), slots_(kRankLinkCredits + 1) {
+        set_unrung_wait(kLinkLooksEvery);
         post_credit();
     }
     ~RankSendTask() override { cancel_credit(); }
@@ -79,7 +85,7 @@ public:
         }
         Slot* s = free_slot();
         // Credits and completions ring no doorbell: an idle poll lets the thread spin, yield
-        // (the peer rank may share the CPU) and at last park for the scheduler's timeout.
+        // (the peer rank may share the CPU) and at last park, for kLinkLooksEvery at most.
         if (credits_ == 0 || s == nullptr) return moved;
         // One message carries what waits, up to kRankLinkMessagePackets packets or about
         // kMessageBytes: MPI's cost is per message (matching, a fragment, progress), so a
@@ -228,7 +234,9 @@ class RankReceiveTask final : public Task {
 public:
     RankReceiveTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* out, MbufPool& pool)
         : comm_(comm), peer_(peer), link_(link), out_(out), pool_(pool.get()),
-          room_(rte_pktmbuf_data_room_size(pool.get()) - RTE_PKTMBUF_HEADROOM) {}
+          room_(rte_pktmbuf_data_room_size(pool.get()) - RTE_PKTMBUF_HEADROOM) {
+        set_unrung_wait(kLinkLooksEvery);
+    }
     ~RankReceiveTask() override {
         for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
     }

@@ -26,6 +26,14 @@ Scheduler::~Scheduler() { join(); }
 
 void Scheduler::add_task(size_t thread, Task* task) { tiles_.at(thread)->tasks.push_back(task); }
 
+// The park timeout, or less while a live task of the tile waits for what no doorbell rings.
+std::chrono::microseconds Scheduler::park_for(const Tile& t) const {
+    std::chrono::microseconds at_most = backoff_.park_timeout;
+    for (const Task* task : t.tasks)
+        if (task->unrung_wait().count() != 0 && !task->finished()) at_most = std::min(at_most, task->unrung_wait());
+    return at_most;
+}
+
 namespace {
 // One poll of one task. An exception is the task's failure, not the thread's: it is recorded
 // on the task, the run is asked to stop as Ctrl-C would, and the task drains from then on.
@@ -97,7 +105,7 @@ void Scheduler::run_tile(Tile& t) {
                 idle = 0;
                 live = live_tasks(t.tasks);
             } else {
-                t.bell.park(backoff_.park_timeout);
+                t.bell.park(park_for(t));
             }
         }
     }

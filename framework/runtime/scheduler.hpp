@@ -61,6 +61,7 @@ private:
     };
     void run_tile(Tile& t);
     bool poll_all(Tile& t);
+    std::chrono::microseconds park_for(const Tile& t) const;
 
     std::vector<std::unique_ptr<Tile>> tiles_;
     IdleBackoff backoff_;

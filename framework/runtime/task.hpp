@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,12 @@ public:
     virtual bool poll_cut() { return poll_failed(); }
     // Done, or ended after a failure: the thread polls it no more.
     bool finished() const { return ended_ || done(); }
+
+    // The longest an idle thread holding this task may park: work for it can come from where
+    // no doorbell rings (another process: a link between ranks hears of messages and credits
+    // only by looking), so its thread parks at most this long instead of the park timeout.
+    // Zero: no such bound (a producer in this process rings).
+    std::chrono::microseconds unrung_wait() const { return unrung_wait_; }
 
     // TSC cycles spent in polls that moved work, counted by the thread polling this task (its
     // only writer: a relaxed load and store, a plain add on x86) and read by the report after
@@ -64,6 +71,7 @@ public:
     bool giving_back() const { return failed_ || cut_; }
 
 protected:
+    void set_unrung_wait(std::chrono::microseconds at_most) { unrung_wait_ = at_most; }
     void end_after_failure() { ended_ = true; }
     // Frees the packet a failed or cut task gives back and counts it (as a failure's drop, or
     // the cut's); a hole marker (no mbuf) is no packet.
@@ -80,6 +88,7 @@ private:
     std::atomic<uint64_t> busy_cycles_{0};
     std::atomic<uint64_t> passed_packets_{0};
     std::atomic<uint64_t> passed_bytes_{0};
+    std::chrono::microseconds unrung_wait_{0};
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;
