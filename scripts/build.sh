@@ -24,9 +24,18 @@ case "$kind" in
                    "-Dcpp_args=-fno-sanitize-recover=undefined -g1" -Dcpp_link_args=-fno-sanitize-recover=undefined) ;;
   *) echo "build.sh: unknown kind '$kind' (release, tsan, asan, fuzz)" >&2; exit 2 ;;
 esac
+case "$kind" in asan|fuzz) export CC=clang CXX=clang++ ;; esac
+# A directory configured otherwise (an older layout: ASan under GCC without the fuzz targets)
+# is set up again from scratch, so the suites it runs are the ones this kind promises.
+setup=()
 if [ ! -f "$dir/build.ninja" ]; then
-  case "$kind" in asan|fuzz) export CC=clang CXX=clang++ ;; esac
-  meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
+  setup=(meson setup "$dir")
+elif [[ $kind == asan || $kind == fuzz ]] && ! meson introspect "$dir" --buildoptions 2>/dev/null |
+    python3 -c 'import json, sys; sys.exit(0 if any(o["name"] == "fuzz" and o["value"] for o in json.load(sys.stdin)) else 1)'; then
+  setup=(meson setup --wipe "$dir")
+fi
+if [ ${#setup[@]} -ne 0 ]; then
+  "${setup[@]}" "${opts[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
   rm -f "$dir.setup.log"
 fi
 ninja -C "$dir" "$@" >"$dir/ninja.log" 2>&1 || { grep -E 'error|FAILED' -A5 "$dir/ninja.log" | head -80 >&2; exit 1; }

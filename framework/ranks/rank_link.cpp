@@ -1,5 +1,6 @@
 #include "framework/ranks/rank_link.hpp"
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -23,11 +24,13 @@ namespace {
 int data_tag(int link) { return 100 + 2 * link; }
 int credit_tag(int link) { return 101 + 2 * link; }
 constexpr size_t kMessageBytes = 32 * 1024;  // a sender stops adding bursts to a message past this
-// Messages and credits ring no doorbell: a link end's thread parks at most this long when
-// idle. A sender's credits cover 8 messages (2048 small packets, about 100 us of a fast
-// link), so a receiver parked longer starves it, and a sender parked longer leaves its credits
-// unused; a wake every 50 us of an idle link costs little.
-constexpr std::chrono::microseconds kLinkLooksEvery{50};
+// Messages and credits ring no doorbell, so a link end whose peer may answer soon has its idle
+// thread nap (Task::waits_unrung: 50 us) instead of parking for the park timeout (1 ms): a
+// sender's credits cover 8 messages (2048 small packets, about 100 us of a fast link), so a
+// receiver parked longer starves it, and a sender parked longer leaves its credits unused. A
+// sender naps while messages or credits are out; a receiver until its link has been quiet
+// this long (then a message waits a park timeout at most, once).
+constexpr double kQuietLinkSeconds = 0.01;
 
 struct WireHeader {
     uint32_t count;  // records that follow
@@ -68,13 +71,13 @@ class RankSendTask final : public Task {
 public:
     RankSendTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* in)
         : comm_(comm), peer_(peer), link_(link), in_(in), slots_(kRankLinkCredits + 1) {
-        set_unrung_wait(kLinkLooksEvery);
         post_credit();
     }
     ~RankSendTask() override { cancel_credit(); }
 
     bool poll() override {
         bool moved = reap();
+        set_waits_unrung(credits_ != kRankLinkCredits || !all_sent());
         if (end_sent_) {
             // Done once the end left and every credit came back (no message left unmatched).
             if (credits_ == kRankLinkCredits && all_sent()) {
@@ -85,7 +88,7 @@ public:
         }
         Slot* s = free_slot();
         // Credits and completions ring no doorbell: an idle poll lets the thread spin, yield
-        // (the peer rank may share the CPU) and at last park, for kLinkLooksEvery at most.
+        // (the peer rank may share the CPU) and at last nap (waits_unrung above).
         if (credits_ == 0 || s == nullptr) return moved;
         // One message carries what waits, up to kRankLinkMessagePackets packets or about
         // kMessageBytes: MPI's cost is per message (matching, a fragment, progress), so a
@@ -234,9 +237,9 @@ class RankReceiveTask final : public Task {
 public:
     RankReceiveTask(MPI_Comm comm, int peer, int link, Channel<PacketDesc>* out, MbufPool& pool)
         : comm_(comm), peer_(peer), link_(link), out_(out), pool_(pool.get()),
-          room_(rte_pktmbuf_data_room_size(pool.get()) - RTE_PKTMBUF_HEADROOM) {
-        set_unrung_wait(kLinkLooksEvery);
-    }
+          room_(rte_pktmbuf_data_room_size(pool.get()) - RTE_PKTMBUF_HEADROOM),
+          quiet_tsc_(static_cast<uint64_t>(kQuietLinkSeconds * static_cast<double>(rte_get_tsc_hz()))),
+          last_msg_tsc_(rte_rdtsc()) {}
     ~RankReceiveTask() override {
         for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
     }
@@ -252,7 +255,11 @@ public:
             MPI_Message msg;
             MPI_Status st;
             check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a message");
-            if (flag == 0) return moved;
+            if (flag == 0) {
+                set_waits_unrung(rte_rdtsc() - last_msg_tsc_ < quiet_tsc_);
+                return moved;
+            }
+            last_msg_tsc_ = rte_rdtsc();
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             buf_.resize(static_cast<size_t>(count));
@@ -393,6 +400,8 @@ private:
     Channel<PacketDesc>* out_;
     rte_mempool* pool_;
     uint32_t room_;
+    const uint64_t quiet_tsc_;  // kQuietLinkSeconds in TSC cycles
+    uint64_t last_msg_tsc_;     // when the last message came
     Fields fields_;
     std::vector<unsigned char> buf_;
     bool have_msg_ = false;

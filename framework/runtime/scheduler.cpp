@@ -26,12 +26,11 @@ Scheduler::~Scheduler() { join(); }
 
 void Scheduler::add_task(size_t thread, Task* task) { tiles_.at(thread)->tasks.push_back(task); }
 
-// The park timeout, or less while a live task of the tile waits for what no doorbell rings.
-std::chrono::microseconds Scheduler::park_for(const Tile& t) const {
-    std::chrono::microseconds at_most = backoff_.park_timeout;
+// Whether a live task of the tile may get work that no doorbell rings.
+bool Scheduler::waits_unrung(const Tile& t) {
     for (const Task* task : t.tasks)
-        if (task->unrung_wait().count() != 0 && !task->finished()) at_most = std::min(at_most, task->unrung_wait());
-    return at_most;
+        if (task->waits_unrung() && !task->finished()) return true;
+    return false;
 }
 
 namespace {
@@ -105,7 +104,9 @@ void Scheduler::run_tile(Tile& t) {
                 idle = 0;
                 live = live_tasks(t.tasks);
             } else {
-                t.bell.park(park_for(t));
+                // A nap, not a park nobody rang in time: counted as such (retry_naps).
+                if (waits_unrung(t)) t.bell.retry_soon();
+                t.bell.park(backoff_.park_timeout);
             }
         }
     }

@@ -61,7 +61,7 @@ private:
     };
     void run_tile(Tile& t);
     bool poll_all(Tile& t);
-    std::chrono::microseconds park_for(const Tile& t) const;
+    static bool waits_unrung(const Tile& t);
 
     std::vector<std::unique_ptr<Tile>> tiles_;
     IdleBackoff backoff_;

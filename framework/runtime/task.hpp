@@ -14,7 +14,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -36,11 +35,11 @@ public:
     // Done, or ended after a failure: the thread polls it no more.
     bool finished() const { return ended_ || done(); }
 
-    // The longest an idle thread holding this task may park: work for it can come from where
-    // no doorbell rings (another process: a link between ranks hears of messages and credits
-    // only by looking), so its thread parks at most this long instead of the park timeout.
-    // Zero: no such bound (a producer in this process rings).
-    std::chrono::microseconds unrung_wait() const { return unrung_wait_; }
+    // Work for this task may come now from where no doorbell rings (another process: a link
+    // between ranks hears of messages and credits only by looking): while it says so, its idle
+    // thread naps (Doorbell::retry_soon, kRetryNap) instead of parking for the park timeout.
+    // Read by its own thread only.
+    bool waits_unrung() const { return waits_unrung_; }
 
     // TSC cycles spent in polls that moved work, counted by the thread polling this task (its
     // only writer: a relaxed load and store, a plain add on x86) and read by the report after
@@ -71,7 +70,7 @@ public:
     bool giving_back() const { return failed_ || cut_; }
 
 protected:
-    void set_unrung_wait(std::chrono::microseconds at_most) { unrung_wait_ = at_most; }
+    void set_waits_unrung(bool waits) { waits_unrung_ = waits; }
     void end_after_failure() { ended_ = true; }
     // Frees the packet a failed or cut task gives back and counts it (as a failure's drop, or
     // the cut's); a hole marker (no mbuf) is no packet.
@@ -88,7 +87,7 @@ private:
     std::atomic<uint64_t> busy_cycles_{0};
     std::atomic<uint64_t> passed_packets_{0};
     std::atomic<uint64_t> passed_bytes_{0};
-    std::chrono::microseconds unrung_wait_{0};
+    bool waits_unrung_ = false;
     bool failed_ = false;
     bool ended_ = false;
     std::string failure_;
