@@ -1336,6 +1336,58 @@ TEST_F(PcapSourceTest, AStreamsRefillWakesTheReaderAndTheReplayEachTimeWithoutAT
         << w.park_timeouts << " of " << w.parks << " consumer parks timed out, in each of 3 replays: the reader's rings were lost";
 }
 
+TEST_F(PcapSourceTest, AStreamsReaderAnnouncesItsRecordsBeforeItWaitsForTemplates) {
+    // Records of 200000 bytes take 98 templates each: the pool (511) holds 5, fewer than the
+    // reader's announcement every 16 records, so each refill's records are announced only by
+    // the ring the reader owes before it waits for templates. The consumer parks for 2 s
+    // whenever nothing is ready: without that ring each refill would sleep it out.
+    constexpr uint32_t kRecords = 12, kBytes = 200000;
+    const std::string path = dir_ + "/huge.pcap";
+    {
+        pcap_t* dead = pcap_open_dead(DLT_EN10MB, 262144);
+        pcap_dumper_t* out = pcap_dump_open(dead, path.c_str());
+        const std::string bytes(kBytes, '\x5a');
+        for (uint32_t i = 0; i < kRecords; ++i) {
+            pcap_pkthdr h{};
+            h.ts.tv_sec = 1000 + i;
+            h.caplen = h.len = kBytes;
+            pcap_dump(reinterpret_cast<u_char*>(out), &h, reinterpret_cast<const u_char*>(bytes.data()));
+        }
+        pcap_dump_close(out);
+        pcap_close(dead);
+    }
+    Doorbell bell;
+    CaptureStreamSpec spec;
+    spec.path = path;
+    spec.app_segments_max = 128;  // 200000 bytes in 2048-byte mbufs
+    spec.consumer_bell = &bell;
+    CaptureStream stream(spec);
+    ASSERT_LT(stream.pool_capacity() / 98, 16u) << "the pool must fill before the reader's first regular announcement";
+    uint32_t consumed = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!stream.drained()) {
+        if (const uint32_t n = stream.ready(stream.pool_capacity()); n != 0) {
+            stream.consume(n);
+            consumed += n;
+            continue;
+        }
+        bell.prepare_park();
+        if (stream.ready(1) != 0 || stream.drained()) {
+            bell.cancel_park();
+            continue;
+        }
+        bell.park(std::chrono::seconds(2));
+    }
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(consumed, kRecords);
+    EXPECT_GE(stream.reader_waits(), 2u) << "the reader waited for templates between refills";
+    EXPECT_EQ(bell.park_timeouts(), 0u) << "the consumer slept out a 2 s park: a refill's records went unannounced";
+    EXPECT_LT(took, std::chrono::milliseconds(1500));
+    stream.stop();
+    EXPECT_EQ(stream.pool_available(), stream.pool_capacity());
+    fs::remove(path);
+}
+
 TEST_F(PcapSourceTest, AStopRequestWhileLoadingEndsTheLoadAndTheReplay) {
     // More records than are read between two looks at the stop request.
     const std::string path = write_generated(dir_ + "/stopped.pcap", 9000);
