@@ -1380,7 +1380,6 @@ TEST_F(PcapSourceTest, AStreamsReaderAnnouncesItsRecordsBeforeItWaitsForTemplate
     }
     const auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_EQ(consumed, kRecords);
-    EXPECT_GE(stream.reader_waits(), 2u) << "the reader waited for templates between refills";
     EXPECT_EQ(bell.park_timeouts(), 0u) << "the consumer slept out a 2 s park: a refill's records went unannounced";
     EXPECT_LT(took, std::chrono::milliseconds(1500));
     stream.stop();
