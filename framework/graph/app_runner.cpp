@@ -305,6 +305,7 @@ LatencyReport AppRunner::latency_report() const {
     const double hz = double(rte_get_tsc_hz());
     LatencyReport l;
     l.mode = app_.latency.str();
+    l.tsc_hz = hz;
     const LatencyHistogram all = latency();
     l.end_to_end = LatencySummary::of(all, hz);
     l.buckets = latency_buckets(all, hz);

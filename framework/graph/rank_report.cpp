@@ -15,6 +15,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TileReport, node, role, tile_x, tile_y, cpu, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PoolReport, name, capacity, available)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FailureReport, node, error, dropped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CutLoss, node, lost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencySummary, p50, p90, p99, p999, max, mean, samples)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyBucket, upper_us, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodeResidenceReport, node, queue_wait, process)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyReport, mode, tsc_hz, end_to_end, buckets, nodes)
 
 namespace {
 
@@ -40,6 +44,7 @@ json rank_summary(const RunReport& r, int rank, const std::string& host) {
     j["pools"] = r.pools;
     j["failures"] = r.failures;
     j["cut_losses"] = r.cut_losses;
+    j["latency"] = r.latency;
     return j;
 }
 
@@ -95,6 +100,8 @@ RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const 
             r.failures.push_back(std::move(f));
         }
         for (CutLoss c : s["cut_losses"].get<std::vector<CutLoss>>()) r.cut_losses.push_back(std::move(c));
+        // Every rank runs the app's latency rule; a sink on any rank takes samples.
+        if (r.latency.mode != "off") merge_latency(r.latency, s["latency"].get<LatencyReport>());
     }
     // On the system clock: the ranks' TSCs need not agree (other hosts).
     if (first != 0) {

@@ -5,8 +5,9 @@
 // sinks, drops, copies), so `delivered + drops + unaccounted = emitted` holds across ranks;
 // the timed window runs on the system clock from the first emit on any rank to the last packet
 // a sink on any rank took; the stages, tiles, pools (`rankN/...` for N > 0), failures (their
-// error prefixed `rank N:`) and cut losses of every rank are listed, and every rank's pools
-// must end full. RanksReport adds a row per rank and per link between ranks (what its
+// error prefixed `rank N:`) and cut losses of every rank are listed, every rank's pools
+// must end full, and the latency samples of every rank's sinks (and, with `latency: all`, its
+// nodes) are merged. RanksReport adds a row per rank and per link between ranks (what its
 // sending end sent, what its receiving end handed on).
 #pragma once
 

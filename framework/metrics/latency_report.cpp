@@ -1,5 +1,7 @@
 #include "framework/metrics/latency_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,26 @@ std::vector<LatencyBucket> latency_buckets(const LatencyHistogram& h, double tsc
         if (const uint64_t c = h.count(i))
             v.push_back({double(LatencyHistogram::lower(i) + LatencyHistogram::width(i)) * us, c});
     return v;
+}
+
+void merge_latency(LatencyReport& into, const LatencyReport& other) {
+    const double hz = into.tsc_hz;
+    LatencyHistogram h;
+    for (const LatencyReport* r : {static_cast<const LatencyReport*>(&into), &other})
+        for (const LatencyBucket& b : r->buckets) {
+            // One tick below the bucket's upper bound: in that same bucket at the same rate.
+            const auto upper = static_cast<uint64_t>(std::llround(b.upper_us * hz / 1e6));
+            h.record(upper > 0 ? upper - 1 : 0, b.count);
+        }
+    const LatencySummary& a = into.end_to_end;
+    const LatencySummary& b = other.end_to_end;
+    LatencySummary m = LatencySummary::of(h, hz);
+    m.max = std::max(a.max, b.max);
+    m.mean = m.samples != 0 ? (a.mean * double(a.samples) + b.mean * double(b.samples)) / double(m.samples) : 0.0;
+    for (double* p : {&m.p50, &m.p90, &m.p99, &m.p999}) *p = std::min(*p, m.max);
+    into.end_to_end = m;
+    into.buckets = latency_buckets(h, hz);
+    into.nodes.insert(into.nodes.end(), other.nodes.begin(), other.nodes.end());
 }
 
 nlohmann::json latency_json(const LatencySummary& s) {

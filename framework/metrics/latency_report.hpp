@@ -38,12 +38,18 @@ struct NodeResidenceReport {
 
 struct LatencyReport {
     std::string mode = "off";  // LatencyConfig::str()
+    double tsc_hz = 0;         // the TSC rate the samples were taken at
     LatencySummary end_to_end;
     std::vector<LatencyBucket> buckets;  // end_to_end's histogram, for a CDF
     std::vector<NodeResidenceReport> nodes;
 };
 
 std::vector<LatencyBucket> latency_buckets(const LatencyHistogram& h, double tsc_hz);
+
+// Adds the samples of `other` (another process's sinks) to `into`: the end-to-end histogram is
+// rebuilt from both reports' buckets (exact where both ran at one TSC rate, to a bucket's width
+// otherwise), the mean and max merge exactly, and `other`'s nodes join `into`'s.
+void merge_latency(LatencyReport& into, const LatencyReport& other);
 
 // {p50, p90, p99, p999, max, mean, samples} in µs, and with buckets, [[upper_us, count], ...].
 nlohmann::json latency_json(const LatencySummary& s);

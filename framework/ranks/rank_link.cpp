@@ -14,6 +14,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "descriptors/wire_length.hpp"
 #include "framework/metrics/packet_timestamp.hpp"
+#include "framework/ranks/stamp_clock.hpp"
 #include "framework/runtime/sequence_field.hpp"
 
 namespace tp {
@@ -41,7 +42,7 @@ struct WireRecord {
     uint32_t wire_length;  // its length on the wire (wire_length.hpp)
     uint32_t flow_hash;    // a hole's: the number it stands for
     uint32_t sequence;     // an ordered farm's number (sequence_field.hpp)
-    uint64_t entry_tsc;    // a latency sample's entry stamp
+    int64_t entry_ns;      // a latency sample's entry stamp, on the system clock (see StampClock)
     uint64_t tx_offload;   // the header lengths parse set (l2_len, l3_len, l4_len)
     uint64_t capture_ns;   // the capture time a pcap source replays (kCaptureTime)
     uint32_t packet_type;  // parse's RTE_PTYPE_* value
@@ -184,6 +185,7 @@ private:
         rte_mbuf* sent[kBurstMax];
         unsigned k = 0;
         uint64_t bytes = 0, packets = 0;
+        const StampClock clock;
         for (const PacketDesc* d = pending_; d != end; ++d) {
             WireRecord r{};
             r.flow_hash = d->flow_hash;
@@ -195,7 +197,7 @@ private:
                 r.bytes = rte_pktmbuf_pkt_len(m);
                 r.wire_length = wire_length(m, fields_.wire);
                 r.sequence = packet_sequence(m, fields_.seq);
-                r.entry_tsc = d->sampled ? packet_tsc(m, fields_.entry) : 0;
+                r.entry_ns = d->sampled ? clock.to_system_ns(packet_tsc(m, fields_.entry)) : 0;
                 r.tx_offload = m->tx_offload;
                 r.packet_type = m->packet_type;
                 if (capture_ns(m, fields_.capture, r.capture_ns)) r.flags |= kCaptureTime;
@@ -353,6 +355,7 @@ private:
         unsigned k = 0;
         uint64_t bytes = 0, packets = 0;
         held_.n = 0;
+        const StampClock clock;
         for (uint32_t i = next_; i < next_ + count; ++i) {
             const WireRecord r = record(i);
             if ((r.flags & kHole) != 0) {
@@ -380,7 +383,7 @@ private:
             head->packet_type = r.packet_type;
             wire_length(head, fields_.wire) = r.wire_length;
             packet_sequence(head, fields_.seq) = r.sequence;
-            if (r.sampled != 0) packet_tsc(head, fields_.entry) = r.entry_tsc;
+            if (r.sampled != 0) packet_tsc(head, fields_.entry) = clock.to_tsc(r.entry_ns);
             if ((r.flags & kCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
             PacketDesc d(head, r.flow_hash, descriptor_length(head, pool_), r.port, r.type);
             d.sampled = r.sampled;

@@ -131,10 +131,19 @@ TEST(Ranks, PipelineWithAStageOnEachRankDeliversAtTheLastRank) {
                                                        "  - stage: parse\n    rank: 1\n"
                                                        "  - stage: drop\n");
     CommandResult r;
-    const nlohmann::json j = mpirun_json(3, conf + " --set drop.rank=2", &r);
+    const nlohmann::json j = mpirun_json(3, conf + " --set drop.rank=2 --latency all", &r);
     ASSERT_EQ(r.status, 0) << r.err;
     expect_exact(j);
     EXPECT_EQ(j["delivered"], 5000);
+    // Every packet's latency, taken at the sink on rank 2 from stamps made on rank 0, reaches
+    // rank 0's report: a stamp carried as a raw TSC would be another host's meaningless number.
+    const nlohmann::json& lat = j["latency_us"];
+    EXPECT_EQ(lat["samples"], 5000) << lat.dump();
+    EXPECT_GT(lat["p50"].get<double>(), 0.0) << lat.dump();
+    EXPECT_LT(lat["p50"].get<double>(), 10e6) << lat.dump();
+    EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>()) << lat.dump();
+    for (const auto& t : j["tiles"])  // the nodes on ranks 1 and 2 too (latency: all)
+        if (t["node"] == "parse" || t["node"] == "drop") EXPECT_TRUE(t.contains("queue_wait_us")) << t.dump();
     EXPECT_EQ(j["ranks"][0]["packets"], 5000);
     EXPECT_EQ(j["ranks"][2]["delivered"], 5000);
     expect_links_whole(j, 2);

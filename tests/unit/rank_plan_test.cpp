@@ -7,6 +7,7 @@
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/rank_plan.hpp"
 #include "framework/graph/rank_report.hpp"
+#include "framework/ranks/stamp_clock.hpp"
 
 namespace tp {
 namespace {
@@ -181,6 +182,58 @@ TEST(RankReport, RankZeroMergesEveryRowOfTheOtherRanksWithTheirNodesRenumbered) 
     ASSERT_EQ(rr.ranks.size(), 2u);
     EXPECT_FALSE(rr.ranks[1].pools_full);
     EXPECT_TRUE(rr.ranks[0].pools_full);
+}
+
+// A stamp made on one host reaches another as its age: 1 us old at the sender (2 GHz TSC) is
+// 1 us old at a receiver whose TSC runs at 3 GHz from another origin, plus the time between
+// the two readings on the system clock; a stamp from the receiver's future is taken as now.
+TEST(StampClock, AnEntryStampKeepsItsAgeAcrossHostsWithOtherTscs) {
+    const StampClock sender(1'000'000'000'000, 5'000'000'000, 2e9);
+    const int64_t sent = sender.to_system_ns(1'000'000'000'000 - 2000);
+    EXPECT_EQ(sent, 5'000'000'000 - 1000);
+    const StampClock receiver(3'000'000'000'000, 5'000'000'500, 3e9);
+    EXPECT_EQ(receiver.to_tsc(sent), 3'000'000'000'000 - 4500);  // 1.5 us old, in 3 GHz ticks
+    EXPECT_EQ(receiver.to_tsc(5'000'000'900), 3'000'000'000'000u);
+    EXPECT_EQ(StampClock(10, 5'000'000'000, 1e9).to_tsc(0), 0u) << "older than the TSC itself: its origin";
+}
+
+// A rank's sinks take latency samples of their own; rank 0's report holds every rank's, as if
+// one histogram had taken them all.
+TEST(RankReport, RankZeroMergesTheLatencySamplesOfEveryRanksSinks) {
+    constexpr double kHz = 2e9;  // 2000 ticks a microsecond
+    LatencyHistogram h0, h1, all;
+    for (LatencyHistogram* h : {&h0, &all}) h->record(2000, 1000);  // 1 us
+    for (LatencyHistogram* h : {&h1, &all}) {
+        h->record(20000, 1000);  // 10 us
+        h->record(200000);       // 100 us
+    }
+    const auto report = [&](const LatencyHistogram& h, const std::string& node) {
+        LatencyReport l;
+        l.mode = "all";
+        l.tsc_hz = kHz;
+        l.end_to_end = LatencySummary::of(h, kHz);
+        l.buckets = latency_buckets(h, kHz);
+        l.nodes.push_back(NodeResidenceReport{node, LatencySummary::of(h, kHz), LatencySummary::of(h, kHz)});
+        return l;
+    };
+    RunReport r0, r1;
+    r0.latency = report(h0, "synth");
+    r1.latency = report(h1, "drop");
+    const std::vector<nlohmann::json> summaries{rank_summary(r0, 0, "h0"), rank_summary(r1, 1, "h1")};
+    RankLayout layout;
+    layout.ranks = 2;
+    merge_ranks(r0, summaries, layout);
+    const LatencySummary want = LatencySummary::of(all, kHz);
+    const LatencySummary& got = r0.latency.end_to_end;
+    EXPECT_EQ(got.samples, 2001u);
+    EXPECT_DOUBLE_EQ(got.p50, want.p50);
+    EXPECT_DOUBLE_EQ(got.p90, want.p90);
+    EXPECT_DOUBLE_EQ(got.p999, want.p999);
+    EXPECT_DOUBLE_EQ(got.max, 100.0);
+    EXPECT_NEAR(got.mean, (1000 * 1.0 + 1000 * 10.0 + 100.0) / 2001, 1e-9);
+    EXPECT_EQ(r0.latency.buckets.size(), latency_buckets(all, kHz).size());
+    ASSERT_EQ(r0.latency.nodes.size(), 2u);
+    EXPECT_EQ(r0.latency.nodes[1].node, "drop");
 }
 
 }  // namespace
