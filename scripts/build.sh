@@ -9,7 +9,13 @@ shift 2
 # The sanitizer builds exist to run tests, not to be fast: at -O1 (what both sanitizers'
 # manuals advise) a file compiles in 0.6x the time of -O2 (noc_test under ASan: 20 s against
 # 33), and compiling is most of the test command's time on a fresh machine. Assertions stay on.
-sanitizer=(-Ddebug=true -Doptimization=1 -Db_ndebug=false)
+#
+# They also build as a unity build (8 sources to a translation unit): this code's headers
+# (DPDK, spdlog, nlohmann-json, yaml-cpp) are parsed once per 8 files instead of once per file,
+# which took the ThreadSanitizer build of its suite from 175 s to 121 s and the ASan one from
+# about 500 s to 340 s on 2 CPUs. The release build stays a file at a time: its code generation
+# is what README's figures measured.
+sanitizer=(-Ddebug=true -Doptimization=1 -Db_ndebug=false -Dunity=on -Dunity_size=8)
 case "$kind" in
   release) opts=(--buildtype=release) ;;
   # -g1 (line tables): what a sanitizer's report needs (function, file, line); full debug
@@ -25,13 +31,21 @@ case "$kind" in
   *) echo "build.sh: unknown kind '$kind' (release, tsan, asan, fuzz)" >&2; exit 2 ;;
 esac
 case "$kind" in asan|fuzz) export CC=clang CXX=clang++ ;; esac
-# A directory configured otherwise (an older layout: ASan under GCC without the fuzz targets)
-# is set up again from scratch, so the suites it runs are the ones this kind promises.
+# A directory configured otherwise (an older layout: ASan under GCC without the fuzz targets,
+# a sanitizer build a file at a time) is set up again from scratch, so the suites it runs are
+# the ones this kind promises.
+want=""
+case "$kind" in
+  tsan) want="unity=on" ;;
+  asan|fuzz) want="unity=on fuzz=True" ;;
+esac
 setup=()
 if [ ! -f "$dir/build.ninja" ]; then
   setup=(meson setup "$dir")
-elif [[ $kind == asan || $kind == fuzz ]] && ! meson introspect "$dir" --buildoptions 2>/dev/null |
-    python3 -c 'import json, sys; sys.exit(0 if any(o["name"] == "fuzz" and o["value"] for o in json.load(sys.stdin)) else 1)'; then
+elif [ -n "$want" ] && ! meson introspect "$dir" --buildoptions 2>/dev/null | python3 -c '
+import json, sys
+have = {o["name"]: str(o["value"]) for o in json.load(sys.stdin)}
+sys.exit(0 if all(have.get(k) == v for k, v in (w.split("=") for w in sys.argv[1:])) else 1)' $want; then
   setup=(meson setup --wipe "$dir")
 fi
 if [ ${#setup[@]} -ne 0 ]; then

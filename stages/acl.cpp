@@ -13,17 +13,15 @@
 #include <map>
 #include <tuple>
 
+#include "descriptors/wire_format.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
 
 namespace {
 
-constexpr uint8_t kProtoTcp = 6;
-constexpr uint8_t kProtoUdp = 17;
-constexpr uint8_t kProtoSctp = 132;
-constexpr uint8_t kProtoFragment = 44;
-constexpr uint8_t kProtoAh = 51;
+using namespace wire;
+
 
 constexpr size_t kMaxRules = 65535;  // rule index fits 16 bits of the rte_acl priority
 constexpr uint64_t kMaxPrio = 4095;  // prio << 16 | order stays below RTE_ACL_MAX_PRIORITY

@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "descriptors/wire_format.hpp"
 #include "descriptors/wire_length.hpp"
+#include "framework/rules/rule_file.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/tcpdump_expr.hpp"
 
@@ -17,13 +19,9 @@ namespace tp {
 
 namespace {
 
-constexpr uint16_t kVlanTags[] = {0x8100, 0x88a8, 0x9100};
+using namespace wire;
 
-std::string trim(const std::string& s) {
-    const auto a = s.find_first_not_of(" \t\r");
-    if (a == std::string::npos) return "";
-    return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
+constexpr uint16_t kVlanTags[] = {0x8100, 0x88a8, 0x9100};
 
 bool valid_name(const std::string& n) {
     if (n.empty()) return false;
@@ -67,7 +65,6 @@ bool field(ClassifyMatch& m, const std::string& word, const std::string& where) 
     return true;
 }
 
-inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 
 }  // namespace
 
@@ -83,15 +80,15 @@ std::vector<ClassifyMatch> parse_matches(const std::string& text, const Location
     while (std::getline(in, line)) {
         ++number;
         if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-        line = trim(line);
+        line = trim_blanks(line);
         if (line.empty()) continue;
         const std::string place = "match " + std::to_string(out.size() + 1) + " ('" + line + "')";
         const auto colon = line.find(':');
         if (colon == std::string::npos)
             throw LocatedError(where, place + ": expected 'NAME: SPEC' (a tcpdump expression or FIELD=VALUE words)");
         ClassifyMatch m;
-        m.name = trim(line.substr(0, colon));
-        const std::string spec = trim(line.substr(colon + 1));
+        m.name = trim_blanks(line.substr(0, colon));
+        const std::string spec = trim_blanks(line.substr(colon + 1));
         if (!valid_name(m.name)) throw LocatedError(where, place + ": a name uses only letters, digits, '_' and '-'");
         if (m.name == "default") throw LocatedError(where, place + ": 'default' is the output of packets no match takes");
         if (!names.insert(m.name).second) throw LocatedError(where, place + ": '" + m.name + "' is named twice");

@@ -19,32 +19,23 @@
 #include <map>
 #include <mutex>
 
+#include "descriptors/wire_format.hpp"
 #include "descriptors/wire_length.hpp"
-#include "framework/stage/registry.hpp"
 #include "framework/output/output_path.hpp"
 #include "framework/output/shared_output_file.hpp"
+#include "framework/stage/registry.hpp"
 
 namespace tp {
 
-
 namespace {
 
-constexpr uint8_t kProtoTcp = 6;
-constexpr uint8_t kProtoUdp = 17;
-constexpr uint8_t kProtoSctp = 132;
-constexpr uint8_t kProtoHopByHop = 0;
-constexpr uint8_t kProtoRouting = 43;
-constexpr uint8_t kProtoFragment = 44;
-constexpr uint8_t kProtoAh = 51;
-constexpr uint8_t kProtoDestOpts = 60;
-constexpr uint32_t kIpv6Header = 40;
+using namespace wire;
+
 constexpr uint32_t kFragmentSlots = 1024;  // power of two
 constexpr size_t kExportBufferBytes = 64 * 1024;
 constexpr size_t kExportLineMax = 256;
 std::atomic<uint32_t> g_table_serial{0};
 
-inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-inline uint32_t be32(const uint8_t* p) { return uint32_t(be16(p)) << 16 | be16(p + 2); }
 
 // Transport header bytes needed to read a flow's ports (TCP: the whole fixed header, for flags).
 uint32_t ported_header_bytes(uint8_t proto) {

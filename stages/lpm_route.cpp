@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 
+#include "descriptors/wire_format.hpp"
 #include "framework/stage/registry.hpp"
 #include "stages/rewrite.hpp"
 
@@ -19,11 +20,8 @@ namespace tp {
 
 namespace {
 
-constexpr uint32_t kIpv4Ttl = 8;          // offsets in the IPv4 header
-constexpr uint32_t kIpv4Checksum = 10;
-constexpr uint32_t kIpv4Destination = 16;
-constexpr uint32_t kIpv6HopLimit = 7;     // offsets in the IPv6 header
-constexpr uint32_t kIpv6Destination = 24;
+using namespace wire;
+
 
 constexpr int32_t kNotIp = -2;  // per-packet lookup outcome besides a port
 constexpr int32_t kMiss = -1;

@@ -10,7 +10,7 @@
 namespace tp {
 
 namespace {
-constexpr uint32_t kMaxCapacity = 1u << 20;
+constexpr uint32_t kMaxOffloadCapacity = 1u << 20;
 }
 
 void OffloadSource::check_params(const ParamValues& p) {
@@ -52,6 +52,6 @@ TILEPIPE_STAGE(OffloadSource, "offload",
                "source: the packets a C++ program offloads (tp::PacketAccelerator only)",
                param<uint32_t>("capacity", 1024,
                                "packets the program may offload ahead of the source (a power of two)")
-                   .between(1, kMaxCapacity));
+                   .between(1, kMaxOffloadCapacity));
 
 }  // namespace tp

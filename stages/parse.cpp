@@ -8,37 +8,17 @@
 #include <cstring>
 #include <utility>
 
+#include "descriptors/wire_format.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
 
 namespace {
 
-constexpr uint16_t kEtherIpv4 = 0x0800;
-constexpr uint16_t kEtherArp = 0x0806;
-constexpr uint16_t kEtherIpv6 = 0x86dd;
-constexpr uint16_t kTpidVlan = 0x8100;     // 802.1Q
-constexpr uint16_t kTpidQinq = 0x88a8;     // 802.1ad service tag
-constexpr uint16_t kTpidQinqOld = 0x9100;  // pre-standard service tag, still seen
+using namespace wire;
 
-constexpr uint8_t kProtoHopByHop = 0;
-constexpr uint8_t kProtoIcmp = 1;
-constexpr uint8_t kProtoTcp = 6;
-constexpr uint8_t kProtoUdp = 17;
-constexpr uint8_t kProtoRouting = 43;
-constexpr uint8_t kProtoFragment = 44;
-constexpr uint8_t kProtoAh = 51;
-constexpr uint8_t kProtoIcmpv6 = 58;
-constexpr uint8_t kProtoNoNext = 59;
-constexpr uint8_t kProtoDestOpts = 60;
-constexpr uint8_t kProtoSctp = 132;
 
-constexpr uint32_t kEtherHeader = 14;
-constexpr uint32_t kVlanTag = 4;
-constexpr uint32_t kIpv4MinHeader = 20;
-constexpr uint32_t kIpv6Header = 40;
-constexpr uint32_t kIpv6FragmentHeader = 8;
-constexpr uint32_t kTcpMinHeader = 20;
+
 constexpr uint32_t kPortBytes = 4;  // source and destination port lead TCP, UDP and SCTP
 constexpr uint32_t kMaxL3Len = (1u << RTE_MBUF_L3_LEN_BITS) - 1;
 
@@ -46,10 +26,6 @@ static_assert(kEtherHeader + kMaxVlanTags * kVlanTag < (1u << RTE_MBUF_L2_LEN_BI
               "l2_len must hold the deepest VLAN stack we accept");
 static_assert(kParseErrorCount - 1 <= StageStats::kMaxReasons, "one event per reason");
 
-// Headers sit at any alignment, so fields are read byte by byte (the compiler fuses these).
-inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-inline uint32_t be32(const uint8_t* p) { return uint32_t(be16(p)) << 16 | be16(p + 2); }
-inline uint64_t be48(const uint8_t* p) { return uint64_t(be16(p)) << 32 | be32(p + 2); }
 
 // ---- flow hash ------------------------------------------------------------------------------
 //

@@ -13,14 +13,18 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "framework/stage/registry.hpp"
+#include "descriptors/wire_format.hpp"
 #include "framework/matching/aho_corasick.hpp"
 #include "framework/output/alert_log.hpp"
 #include "framework/output/shared_output_file.hpp"
+#include "framework/rules/rule_file.hpp"
+#include "framework/stage/registry.hpp"
 
 namespace tp {
 
 namespace {
+
+using namespace wire;
 
 constexpr size_t kMaxPatternBytes = 4096;
 constexpr const char* kMatchedFlag = "tilepipe_payload_matched";
@@ -51,7 +55,6 @@ const Marks& marks() {
     return m;
 }
 
-inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 
 int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -61,13 +64,6 @@ int hex_value(char c) {
 }
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string trim(const std::string& s) {
-    size_t b = 0, e = s.size();
-    while (b < e && is_blank(s[b])) ++b;
-    while (e > b && is_blank(s[e - 1])) --e;
-    return s.substr(b, e - b);
-}
 
 // The bytes of the `|...|` starting after the opening bar at `i`; leaves `i` on the closing bar.
 std::string hex_bytes(const std::string& t, size_t& i) {
@@ -164,7 +160,7 @@ std::vector<MatchPattern> load_patterns(const std::string& path, const Location&
     int number = 0;
     while (std::getline(in, line)) {
         ++number;
-        const std::string text = trim(line);
+        const std::string text = trim_blanks(line);
         if (text.empty() || text.front() == '#') continue;
         try {
             patterns.push_back(MatchPattern{parse_pattern(text), text, number});

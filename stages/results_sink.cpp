@@ -10,7 +10,7 @@
 namespace tp {
 
 namespace {
-constexpr uint32_t kMaxCapacity = 1u << 20;
+constexpr uint32_t kMaxResults = 1u << 20;
 }
 
 void ResultsSink::check_params(const ParamValues& p) {
@@ -59,6 +59,6 @@ TILEPIPE_STAGE(ResultsSink, "results",
                "sink: hand every packet to a C++ program (tp::PacketAccelerator only), counting it as delivered",
                param<uint32_t>("capacity", 1024,
                                "results the sink may hand over before the program reads them (a power of two)")
-                   .between(1, kMaxCapacity));
+                   .between(1, kMaxResults));
 
 }  // namespace tp

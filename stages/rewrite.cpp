@@ -6,22 +6,16 @@
 #include <algorithm>
 #include <cstring>
 
-#include "framework/stage/registry.hpp"
+#include "descriptors/wire_format.hpp"
 #include "framework/rules/rule_file.hpp"
+#include "framework/stage/registry.hpp"
 
 namespace tp {
 
 namespace {
 
-constexpr uint32_t kEtherHeader = 14;
-constexpr uint32_t kIpv4Checksum = 10;  // offsets in the IPv4 header
-constexpr uint32_t kIpv4Source = 12;
-constexpr uint32_t kIpv4Destination = 16;
-constexpr uint32_t kIpv6Source = 8;     // offsets in the IPv6 header
-constexpr uint32_t kIpv6Destination = 24;
-constexpr uint32_t kTcpChecksum = 16;   // offsets in the L4 header
-constexpr uint32_t kUdpChecksum = 6;
-constexpr uint32_t kIcmpChecksum = 2;
+using namespace wire;
+
 
 // Headers sit at any alignment; memcpy keeps the loads legal and the compiler fuses them.
 inline uint16_t load16(const uint8_t* p) {

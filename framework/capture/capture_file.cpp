@@ -28,7 +28,7 @@ constexpr std::array<uint16_t, 9> kSegmentRooms{128, 256, 512, 1024, 2048, 4096,
 // pool reserves, and the mempool's per-object header and padding.
 constexpr uint64_t kSegmentOverhead = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM + 64;
 
-std::atomic<uint32_t> g_pool_serial{0};
+std::atomic<uint32_t> g_template_pool_serial{0};
 
 // What a first pass over the file learns: enough to size the template pool exactly.
 struct Survey {
@@ -134,7 +134,7 @@ std::optional<Survey> survey_capture(const std::string& path) {
 
 MbufPoolSpec template_pool_spec(const Survey& s, int socket) {
     MbufPoolSpec spec;
-    spec.name = "pcap_tpl_" + std::to_string(g_pool_serial.fetch_add(1));
+    spec.name = "pcap_tpl_" + std::to_string(g_template_pool_serial.fetch_add(1));
     spec.data_room = s.cheapest_room();
     spec.mbufs = static_cast<uint32_t>(s.segments_with(spec.data_room));
     spec.cache = 0;  // filled once, drained once: a per-lcore cache would only hide mbufs

@@ -1,4 +1,5 @@
 #include "framework/capture/link_layer.hpp"
+#include "descriptors/wire_format.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,17 +8,14 @@ namespace tp {
 
 namespace {
 
-constexpr uint32_t kEtherHeader = 14;
-constexpr uint16_t kEtherIpv4 = 0x0800;
-constexpr uint16_t kEtherIpv6 = 0x86dd;
+using namespace wire;
+
 constexpr uint16_t kEtherMaxLength = 1500;  // EtherType values below 0x0600 are 802.3 lengths
 
-inline uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 inline uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 inline uint32_t le32(const uint8_t* p) {
     return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-inline uint32_t be32(const uint8_t* p) { return uint32_t(be16(p)) << 16 | be16(p + 2); }
 
 uint16_t ether_type_of_ip_version(const uint8_t* ip, uint32_t len) {
     if (len == 0) return 0;

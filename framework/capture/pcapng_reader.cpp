@@ -20,7 +20,7 @@ constexpr uint32_t kEnhancedPacket = 6;
 constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
 // As libpcap: no block (so no packet) may be longer; a larger length is a damaged file.
 constexpr uint32_t kMaxBlock = 16 * 1024 * 1024;
-constexpr size_t kReadBuffer = 1 << 20;
+constexpr size_t kBlockReadBuffer = 1 << 20;
 
 uint32_t swap32(uint32_t v) { return __builtin_bswap32(v); }
 
@@ -44,7 +44,7 @@ bool PcapngReader::is_pcapng(const std::string& path) {
 PcapngReader::PcapngReader(const std::string& path) : path_(path) {
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr) throw LocatedError(Location{path}, std::string("cannot open: ") + std::strerror(errno));
-    io_buffer_.resize(kReadBuffer);
+    io_buffer_.resize(kBlockReadBuffer);
     std::setvbuf(file_, io_buffer_.data(), _IOFBF, io_buffer_.size());
     uint8_t head[12];
     size_t got = 0;

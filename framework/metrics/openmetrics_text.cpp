@@ -37,7 +37,7 @@ std::string number(double v) {
 }
 
 // `name{labels,extra} value`
-void sample(std::string& out, const std::string& name, const std::vector<ClientMetric::Label>& labels,
+void write_sample(std::string& out, const std::string& name, const std::vector<ClientMetric::Label>& labels,
             const ClientMetric::Label* extra, double value) {
     out += name;
     if (!labels.empty() || extra != nullptr) {
@@ -75,17 +75,17 @@ std::string openmetrics_text(const std::vector<prometheus::MetricFamily>& famili
         if (!f.help.empty()) out += "# HELP " + family + ' ' + escaped(f.help) + '\n';
         for (const ClientMetric& m : f.metric) {
             switch (f.type) {
-                case MetricType::Counter: sample(out, family + "_total", m.label, nullptr, m.counter.value); break;
-                case MetricType::Gauge: sample(out, family, m.label, nullptr, m.gauge.value); break;
+                case MetricType::Counter: write_sample(out, family + "_total", m.label, nullptr, m.counter.value); break;
+                case MetricType::Gauge: write_sample(out, family, m.label, nullptr, m.gauge.value); break;
                 case MetricType::Histogram:
                     for (const ClientMetric::Bucket& b : m.histogram.bucket) {
                         const ClientMetric::Label le{"le", number(b.upper_bound)};
-                        sample(out, family + "_bucket", m.label, &le, double(b.cumulative_count));
+                        write_sample(out, family + "_bucket", m.label, &le, double(b.cumulative_count));
                     }
-                    sample(out, family + "_count", m.label, nullptr, double(m.histogram.sample_count));
-                    sample(out, family + "_sum", m.label, nullptr, m.histogram.sample_sum);
+                    write_sample(out, family + "_count", m.label, nullptr, double(m.histogram.sample_count));
+                    write_sample(out, family + "_sum", m.label, nullptr, m.histogram.sample_sum);
                     break;
-                default: sample(out, family, m.label, nullptr, m.untyped.value); break;
+                default: write_sample(out, family, m.label, nullptr, m.untyped.value); break;
             }
         }
     }

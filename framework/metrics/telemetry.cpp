@@ -12,12 +12,12 @@ namespace tp {
 
 namespace {
 
-std::mutex g_mutex;                  // guards g_source; never taken by a tile
+std::mutex g_source_mutex;                  // guards g_source; never taken by a tile
 const LiveSource* g_source = nullptr;  // the published run, or none
 std::once_flag g_registered;
 
 std::optional<LiveView> view_now() {
-    // Called with g_mutex held.
+    // Called with g_source_mutex held.
     if (g_source == nullptr) return std::nullopt;
     return (*g_source)();
 }
@@ -52,7 +52,7 @@ void add_column(rte_tel_data* d, const char* name, rte_tel_value_type type, cons
 void add_str(rte_tel_data* c, const std::string& s) { rte_tel_data_add_array_string(c, s.c_str()); }
 
 int handle_stats(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     rte_tel_data_start_dict(d);
     rte_tel_data_add_dict_string(d, "state", state_of(v));
@@ -89,7 +89,7 @@ void add_node(rte_tel_data* d, const StageReport& s) {
 }
 
 int handle_nodes(const char*, const char* params, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     static const std::vector<StageReport> kNone;
     const std::vector<StageReport>& stages = v ? v->report.stages : kNone;
@@ -114,7 +114,7 @@ int handle_nodes(const char*, const char* params, rte_tel_data* d) {
 }
 
 int handle_tiles(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     static const std::vector<TileReport> kNone;
     const std::vector<TileReport>& tiles = v ? v->report.tiles : kNone;
@@ -128,7 +128,7 @@ int handle_tiles(const char*, const char*, rte_tel_data* d) {
 }
 
 int handle_channels(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     std::vector<size_t> index;  // channel i, with its queued count at v->queued[i]
     if (v)
@@ -147,7 +147,7 @@ int handle_channels(const char*, const char*, rte_tel_data* d) {
 }
 
 int handle_latency(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     rte_tel_data_start_dict(d);
     if (!v) return 0;
@@ -162,7 +162,7 @@ int handle_latency(const char*, const char*, rte_tel_data* d) {
 }
 
 int handle_edges(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     const std::optional<LiveView> v = view_now();
     static const std::vector<EdgeReport> kNone;
     const std::vector<EdgeReport>& edges = v ? v->report.edges : kNone;
@@ -195,12 +195,12 @@ void register_endpoints() {
 
 LiveTelemetry::LiveTelemetry(LiveSource source) : source_(std::move(source)) {
     std::call_once(g_registered, register_endpoints);
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_source_mutex);
     g_source = &source_;
 }
 
 LiveTelemetry::~LiveTelemetry() {
-    std::lock_guard<std::mutex> lock(g_mutex);  // waits for a handler still reading the run
+    std::lock_guard<std::mutex> lock(g_source_mutex);  // waits for a handler still reading the run
     if (g_source == &source_) g_source = nullptr;
 }
 

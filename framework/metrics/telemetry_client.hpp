@@ -33,7 +33,7 @@ public:
             max_len_ = greeting_["max_output_len"].get<size_t>();
     }
     ~TelemetryClient() {
-        if (fd_ >= 0) close(fd_);
+        if (fd_ >= 0) ::close(fd_);
     }
     TelemetryClient(const TelemetryClient&) = delete;
     TelemetryClient& operator=(const TelemetryClient&) = delete;
@@ -44,7 +44,7 @@ public:
     // The reply's value for `command` (its path without parameters is the reply's key); a
     // discarded value when the exchange failed.
     nlohmann::json query(const std::string& command) {
-        if (send(fd_, command.data(), command.size(), 0) != static_cast<ssize_t>(command.size()))
+        if (::send(fd_, command.data(), command.size(), 0) != static_cast<ssize_t>(command.size()))
             return nlohmann::json::value_t::discarded;
         const nlohmann::json reply = receive(max_len_);
         const std::string key = command.substr(0, command.find(','));
@@ -55,7 +55,7 @@ public:
 private:
     nlohmann::json receive(size_t max) {
         std::vector<char> buf(max);
-        const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
         if (n <= 0) return nlohmann::json::value_t::discarded;
         return nlohmann::json::parse(std::string(buf.data(), static_cast<size_t>(n)), nullptr, false);
     }

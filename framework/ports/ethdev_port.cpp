@@ -36,7 +36,7 @@ RxLosses read_rx_losses(uint16_t pid) {
     return RxLosses{st.rx_nombuf, st.imissed, st.ierrors};
 }
 
-std::mutex g_mutex;
+std::mutex g_ports_mutex;
 std::map<uint16_t, PortUse> g_ports;
 uint64_t g_configurations = 0;
 
@@ -232,7 +232,7 @@ void shut_down(uint16_t pid, const PortUse& use) {
 }  // namespace
 
 uint16_t ethdev_port_acquire(const PortRequest& r) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_ports_mutex);
     std::string created;
     const uint16_t pid = find_or_create(r.device, created);
     auto it = g_ports.find(pid);
@@ -269,7 +269,7 @@ uint16_t ethdev_port_acquire(const PortRequest& r) {
 }
 
 void ethdev_port_release(uint16_t port_id) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_ports_mutex);
     auto it = g_ports.find(port_id);
     if (it == g_ports.end()) return;
     if (--it->second.users > 0) return;
@@ -278,7 +278,7 @@ void ethdev_port_release(uint16_t port_id) {
 }
 
 RxLosses ethdev_port_take_rx_losses(uint16_t port_id) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_ports_mutex);
     auto it = g_ports.find(port_id);
     if (it == g_ports.end()) return {};
     const RxLosses now = read_rx_losses(port_id);
@@ -292,13 +292,13 @@ RxLosses ethdev_port_take_rx_losses(uint16_t port_id) {
 }
 
 uint32_t ethdev_port_users(uint16_t port_id) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_ports_mutex);
     auto it = g_ports.find(port_id);
     return it == g_ports.end() ? 0 : it->second.users;
 }
 
 uint64_t ethdev_port_configurations() {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_ports_mutex);
     return g_configurations;
 }
 

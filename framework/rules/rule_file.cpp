@@ -38,6 +38,12 @@ void RuleFile::fail(const RuleLine& line, const std::string& message) const {
 
 // ---- values ---------------------------------------------------------------------------------
 
+std::string trim_blanks(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string::npos) return "";
+    return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
 bool parse_decimal(const std::string& text, uint64_t max, uint64_t& out) {
     if (text.empty() || text.size() > 20) return false;
     uint64_t v = 0;

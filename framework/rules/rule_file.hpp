@@ -64,6 +64,9 @@ bool parse_ipv4_address(const std::string& text, uint32_t& out, std::string& why
 // "N" or "LOW-HIGH" with 0 <= LOW <= HIGH <= 65535.
 bool parse_port_range(const std::string& text, uint16_t& low, uint16_t& high, std::string& why);
 
+// `text` without its leading and trailing blanks (spaces, tabs, carriage returns).
+std::string trim_blanks(const std::string& text);
+
 // A decimal number no larger than `max` (no sign, no suffix).
 bool parse_decimal(const std::string& text, uint64_t max, uint64_t& out);
 

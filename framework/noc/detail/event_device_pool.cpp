@@ -20,8 +20,8 @@ struct Slot {
     bool in_use = false;
 };
 
-std::mutex g_mutex;
-std::vector<Slot> g_slots;  // guarded by g_mutex
+std::mutex g_pool_mutex;
+std::vector<Slot> g_slots;  // guarded by g_pool_mutex
 
 // credit_quanta: how many device credits a port takes from (and returns to) the shared pool
 // at a time; each port may hold up to twice that, so 64 ports at the default 32 could hold
@@ -34,7 +34,7 @@ constexpr const char* kDeviceArgs = "credit_quanta=8";
 EventDevice acquire_event_device() {
     if (!eal_started())
         throw std::invalid_argument("eventdev network: needs DPDK EAL running (eal_start) to create its event device");
-    std::lock_guard<std::mutex> lk(g_mutex);
+    std::lock_guard<std::mutex> lk(g_pool_mutex);
     for (Slot& s : g_slots)
         if (!s.in_use) {
             s.in_use = true;
@@ -53,7 +53,7 @@ EventDevice acquire_event_device() {
 }
 
 void release_event_device(uint8_t id) {
-    std::lock_guard<std::mutex> lk(g_mutex);
+    std::lock_guard<std::mutex> lk(g_pool_mutex);
     for (Slot& s : g_slots)
         if (s.device.id == id) s.in_use = false;
 }
