@@ -110,17 +110,46 @@ public:
                 return true;
             }
         }
+        pending_n_ = n;  // until their bytes are in the message (poll_failed frees them)
         send_message(*s, n);
         return true;
     }
     bool done() const override { return done_; }
-    // Frees what still arrives; the input's end ends the task.
+    // Frees and counts what it held and what still arrives; once its input has ended, sends
+    // the link's end as poll() does and waits for every credit, so the receiving rank ends
+    // too instead of waiting for an end that never comes. If MPI itself failed, or the run is
+    // cut short, it just ends.
     bool poll_failed() override {
+        for (uint32_t i = 0; i < pending_n_; ++i) drop_after_failure(pending_[i]);  // not packed
+        pending_n_ = 0;
+        count_failure_drops(unsent_);  // freed into a message MPI never took
+        unsent_ = 0;
         PacketDesc d[kBurstMax];
         const uint32_t n = in_->try_recv_burst(d, kBurstMax);
         for (uint32_t i = 0; i < n; ++i) drop_after_failure(d[i]);
-        if (n == 0 && in_->closed() && in_->try_recv_burst(d, 1) == 0) end_after_failure();
-        else if (n == 0 && in_->closed()) drop_after_failure(d[0]);
+        if (n != 0 || !in_->closed()) return n != 0;
+        if (in_->try_recv_burst(d, 1) != 0) {  // sent just before the close
+            drop_after_failure(d[0]);
+            return true;
+        }
+        // Cut short (poll_cut), the run ends now: no end message, no waiting for credits.
+        if (cut()) {
+            end_after_failure();
+            return true;
+        }
+        try {
+            const bool moved = reap();
+            set_waits_unrung(true);  // credits and completions ring nothing (see poll)
+            if (!end_sent_) {
+                Slot* s = free_slot();
+                if (credits_ == 0 || s == nullptr) return moved;
+                send_end(*s);
+            }
+            if (credits_ != kRankLinkCredits || !all_sent()) return moved;
+            cancel_credit();
+        } catch (const std::exception&) {
+        }
+        end_after_failure();
         return true;
     }
 
@@ -217,7 +246,10 @@ private:
         }
         free_packets(sent, k);
         packets += k;
+        pending_n_ = 0;
+        unsent_ = packets;  // until MPI has the message
         check(MPI_Isend(s.buf.data(), static_cast<int>(size), MPI_BYTE, peer_, data_tag(link_), comm_, &s.req), "send a message");
+        unsent_ = 0;
         --credits_;
         count_passed(packets, bytes);
     }
@@ -228,6 +260,8 @@ private:
     Fields fields_;
     std::vector<Slot> slots_;  // one message each; one more than the credits, for the end
     PacketDesc pending_[kRankLinkMessagePackets];  // the next message's packets
+    uint32_t pending_n_ = 0;  // of them, taken from the input and not yet in a message
+    uint64_t unsent_ = 0;     // packets of a message whose send failed
     uint32_t credits_ = kRankLinkCredits;
     uint32_t credit_in_ = 0;
     MPI_Request credit_req_ = MPI_REQUEST_NULL;
@@ -253,33 +287,15 @@ public:
             moved = true;
         }
         if (!have_msg_) {
-            int flag = 0;
-            MPI_Message msg;
-            MPI_Status st;
-            check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a message");
-            if (flag == 0) {
+            if (!take_message()) {
                 set_waits_unrung(rte_rdtsc() - last_msg_tsc_ < quiet_tsc_);
                 return moved;
             }
-            last_msg_tsc_ = rte_rdtsc();
-            int count = 0;
-            MPI_Get_count(&st, MPI_BYTE, &count);
-            buf_.resize(static_cast<size_t>(count));
-            check(MPI_Mrecv(buf_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receive a message");
-            WireHeader h;
-            std::memcpy(&h, buf_.data(), sizeof h);
-            if (h.end != 0) {
-                if (owed_ != 0) return_credits();
-                for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
-                credits_out_.clear();
+            if (ended_link_) {
                 out_->close();
                 done_ = true;
                 return true;
             }
-            have_msg_ = true;
-            records_ = h.count;
-            next_ = 0;
-            data_at_ = sizeof(WireHeader) + size_t{records_} * sizeof(WireRecord);
             moved = true;
         }
         // A burst's worth of the message at a time: what the next node takes per offer.
@@ -292,17 +308,41 @@ public:
         return true;
     }
     bool done() const override { return done_; }
-    // Frees the burst in hand and ends the output, so the nodes after it drain.
+    // Frees the burst in hand and ends the output, so the nodes after it drain. The sending
+    // rank goes on until its input ends (its sources stop once it hears of the failure): each
+    // message it still sends is taken, its packets counted as this failure's drops, and its
+    // credit returned, so the sender never waits for credits and the link ends with its end
+    // message. If MPI itself failed, or the run is cut short, the task just ends.
     bool poll_failed() override {
         for (uint16_t i = at_; i < held_.n; ++i) drop_after_failure(held_.d[i]);
         held_.n = at_ = 0;
-        if (have_msg_) {  // packets of the message in hand that never became mbufs here
-            uint64_t lost = 0;
-            for (uint32_t i = next_; i < records_; ++i) lost += (record(i).flags & kHole) == 0;
-            count_failure_drops(lost);
+        if (have_msg_) {
+            count_failure_drops(packets_left());
             have_msg_ = false;
+            ++owed_;
         }
-        out_->close();
+        if (!out_->closed()) out_->close();
+        if (cut()) {  // the run ends now: no draining the link
+            end_after_failure();
+            return true;
+        }
+        try {
+            bool moved = reap_credits();
+            set_waits_unrung(true);
+            if (take_message()) {
+                moved = true;
+                if (ended_link_) {
+                    end_after_failure();
+                    return true;
+                }
+                count_failure_drops(packets_left());
+                have_msg_ = false;
+                ++owed_;
+            }
+            if (owed_ != 0) return_credits();
+            return moved;
+        } catch (const std::exception&) {
+        }
         end_after_failure();
         return true;
     }
@@ -313,6 +353,40 @@ private:
         MPI_Request req = MPI_REQUEST_NULL;
     };
 
+    // The next message, if one came: its records in hand (have_msg_), or, the link's end,
+    // ended_link_ set with every credit owed returned and delivered.
+    bool take_message() {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        check(MPI_Improbe(peer_, data_tag(link_), comm_, &flag, &msg, &st), "probe for a message");
+        if (flag == 0) return false;
+        last_msg_tsc_ = rte_rdtsc();
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        buf_.resize(static_cast<size_t>(count));
+        check(MPI_Mrecv(buf_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "receive a message");
+        WireHeader h;
+        std::memcpy(&h, buf_.data(), sizeof h);
+        if (h.end != 0) {
+            if (owed_ != 0) return_credits();
+            for (Credit& c : credits_out_) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+            credits_out_.clear();
+            ended_link_ = true;
+            return true;
+        }
+        have_msg_ = true;
+        records_ = h.count;
+        next_ = 0;
+        data_at_ = sizeof(WireHeader) + size_t{records_} * sizeof(WireRecord);
+        return true;
+    }
+    // Packets (not holes) of the message in hand not yet unpacked.
+    uint64_t packets_left() const {
+        uint64_t left = 0;
+        for (uint32_t i = next_; i < records_; ++i) left += (record(i).flags & kHole) == 0;
+        return left;
+    }
     // Offers the held burst downstream; true once all of it went.
     bool hand_on() {
         at_ = static_cast<uint16_t>(at_ + out_->try_send_burst(held_.d + at_, held_.n - at_));
@@ -416,6 +490,7 @@ private:
     uint16_t at_ = 0;
     uint32_t owed_ = 0;  // messages emptied whose credit has not gone back
     std::deque<Credit> credits_out_;
+    bool ended_link_ = false;  // the end message came
     bool done_ = false;
 };
 
