@@ -1,8 +1,3 @@
-// rte_bpf_convert is still marked experimental in DPDK 22.11.
-#ifndef ALLOW_EXPERIMENTAL_API
-#define ALLOW_EXPERIMENTAL_API
-#endif
-
 #include "stages/bpf_filter.hpp"
 
 #include <pcap/pcap.h>

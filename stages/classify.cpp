@@ -21,7 +21,7 @@ namespace {
 
 using namespace wire;
 
-constexpr uint16_t kVlanTags[] = {0x8100, 0x88a8, 0x9100};
+constexpr uint16_t kVlanTags[] = {kTpidVlan, kTpidQinq, kTpidQinqOld};
 
 bool valid_name(const std::string& n) {
     if (n.empty()) return false;

@@ -67,6 +67,7 @@ struct Fields {
     int wire = wire_length_offset();
     int seq = sequence_field_offset();
     int entry = entry_tsc_offset();
+    int handoff = handoff_tsc_offset();  // when the last node handed the packet on (latency: all)
     CaptureTimeField capture = capture_time_field();
 };
 
@@ -210,6 +211,7 @@ private:
         const PacketDesc* const end = pending_ + n;
         const size_t size = sizeof(WireHeader) + n * sizeof(WireRecord) + frame_bytes;
         s.buf.resize(size);
+        pending_n_ = 0;  // nothing below throws: each packet is freed once its bytes are in
         const WireHeader h{n, 0};
         std::memcpy(s.buf.data(), &h, sizeof h);
         unsigned char* rec_at = s.buf.data() + sizeof h;
@@ -250,7 +252,6 @@ private:
         }
         free_packets(sent, k);
         packets += k;
-        pending_n_ = 0;
         unsent_ = packets;  // until MPI has the message
         check(MPI_Isend(s.buf.data(), static_cast<int>(size), MPI_BYTE, peer_, data_tag(link_), comm_, &s.req), "send a message");
         unsent_ = 0;
@@ -434,6 +435,7 @@ private:
         uint64_t bytes = 0, packets = 0;
         held_.n = 0;
         const StampClock clock;
+        const uint64_t now = rte_rdtsc();
         for (uint32_t i = next_; i < next_ + count; ++i) {
             const WireRecord r = record(i);
             if ((r.flags & kHole) != 0) {
@@ -462,6 +464,8 @@ private:
             wire_length(head, fields_.wire) = r.wire_length;
             packet_sequence(head, fields_.seq) = r.sequence;
             if (r.sampled != 0) packet_tsc(head, fields_.entry) = clock.to_tsc(r.entry_ns);
+            // The next node's queue wait starts here, not at a stamp of this mbuf's last trip.
+            packet_tsc(head, fields_.handoff) = now;
             if ((r.flags & kCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
             PacketDesc d(head, r.flow_hash, descriptor_length(head, pool_), r.port, r.type);
             d.sampled = r.sampled;

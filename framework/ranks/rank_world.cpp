@@ -25,6 +25,9 @@ RankWorld::RankWorld() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm_dup(MPI_COMM_WORLD, &links_);
+    // An MPI call on a link that errs returns its error (MPI's default aborts every rank): the
+    // link's end fails, naming the call and MPI's message, and the rest of the run drains.
+    MPI_Comm_set_errhandler(links_, MPI_ERRORS_RETURN);
     MPI_Comm_dup(MPI_COMM_WORLD, &control_);
     control_out_.reserve(2 * static_cast<size_t>(size_));  // a stop and a done to each peer at most
     post_control();

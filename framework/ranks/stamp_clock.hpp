@@ -21,7 +21,7 @@ public:
     StampClock() : StampClock(rte_rdtsc(), system_ns_now(), static_cast<double>(rte_get_tsc_hz())) {}
     // A reading taken elsewhere: `tsc` and `system_ns` at one instant, the TSC at `tsc_hz`.
     StampClock(uint64_t tsc, int64_t system_ns, double tsc_hz)
-        : tsc_(tsc), ns_(system_ns), ns_per_tick_(1e9 / tsc_hz) {}
+        : tsc_(tsc), ns_(system_ns), ns_per_tick_(tsc_hz > 0 ? 1e9 / tsc_hz : 0.0) {}
 
     // A TSC reading of this host (at or before the clock's) on the system clock.
     int64_t to_system_ns(uint64_t tsc) const {
@@ -31,7 +31,7 @@ public:
     // A system-clock time as this host's TSC; one from the future (another host's clock ahead
     // of this one's) is taken as the clock's own reading.
     uint64_t to_tsc(int64_t system_ns) const {
-        const double age = system_ns < ns_ ? static_cast<double>(ns_ - system_ns) / ns_per_tick_ : 0.0;
+        const double age = system_ns < ns_ && ns_per_tick_ > 0 ? static_cast<double>(ns_ - system_ns) / ns_per_tick_ : 0.0;
         return age < static_cast<double>(tsc_) ? tsc_ - static_cast<uint64_t>(age) : 0;
     }
 

@@ -142,8 +142,14 @@ TEST(Ranks, PipelineWithAStageOnEachRankDeliversAtTheLastRank) {
     EXPECT_GT(lat["p50"].get<double>(), 0.0) << lat.dump();
     EXPECT_LT(lat["p50"].get<double>(), 10e6) << lat.dump();
     EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>()) << lat.dump();
-    for (const auto& t : j["tiles"])  // the nodes on ranks 1 and 2 too (latency: all)
-        if (t["node"] == "parse" || t["node"] == "drop") EXPECT_TRUE(t.contains("queue_wait_us")) << t.dump();
+    // The nodes on ranks 1 and 2 too (latency: all); the queue wait of `parse`, the first node
+    // after a link, counts from when the link's end handed the packet on (a run of a few
+    // milliseconds: under a second even on a loaded machine), not from a stamp its mbuf never had.
+    for (const auto& t : j["tiles"])
+        if (t["node"] == "parse" || t["node"] == "drop") {
+            ASSERT_TRUE(t.contains("queue_wait_us")) << t.dump();
+            EXPECT_LT(t["queue_wait_us"]["p99"].get<double>(), 1e6) << t.dump();
+        }
     EXPECT_EQ(j["ranks"][0]["packets"], 5000);
     EXPECT_EQ(j["ranks"][2]["delivered"], 5000);
     expect_links_whole(j, 2);
