@@ -3,7 +3,7 @@
 #  1. every unit and end-to-end test (release build),
 #  2. the channel stress tests under ThreadSanitizer,
 #  3. the parsers and captures (real and malformed) under AddressSanitizer + UBSan (clang),
-#  4. each libFuzzer target (tests/fuzz, in that same build) for $TILEPIPE_FUZZ_SECONDS (30) on its
+#  4. each libFuzzer target (tests/fuzz, in that same build) for $TILEPIPE_FUZZ_SECONDS (20 here) on its
 #     corpus: a target that finds a crash fails.
 # Prints one line per build ("release: N passed, M failed, K skipped", distinct cases counted
 # by scripts/count_tests.py), each after a line per case it skipped with the reason ("release:
@@ -83,7 +83,10 @@ suite build release
 # Under ThreadSanitizer (5-15x slower) the stress tests push fewer items.
 TILEPIPE_STRESS_ITEMS=${TILEPIPE_TSAN_STRESS_ITEMS:-2000000} suite build-tsan tsan tsan
 suite build-asan asan asan
-suite build-asan fuzz fuzz  # the same build: its fuzz targets
+# The same build: its fuzz targets, each its corpus and then 20 s of new inputs (30 s by default
+# elsewhere; two at a time, 20 s keeps the whole command within 25 minutes on 2 CPUs; long
+# runs: README's Fuzzing).
+TILEPIPE_FUZZ_SECONDS=${TILEPIPE_FUZZ_SECONDS:-20} suite build-asan fuzz fuzz
 
 # One line per build (a case run under several builds counts in each), then the totals.
 [ ${#summaries[@]} -gt 0 ] && printf '%s\n' "${summaries[@]}"
