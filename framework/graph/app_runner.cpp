@@ -263,7 +263,6 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
         for (size_t o = 0; o < branch_of_out.size(); ++o) ts.branch_outputs.at(static_cast<size_t>(branch_of_out[o])) = static_cast<uint16_t>(o);
         ts.replicator = dynamic_cast<Replicator*>(ts.chain.back());
     }
-    for (const Instance& in : instances_) ts.prefetch_packets |= in.node == n && in.config->stage->reads_packets;
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;
     ts.latency = app_.latency;

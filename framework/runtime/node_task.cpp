@@ -238,7 +238,6 @@ bool NodeTask::take(Burst& b) {
         if (n == 0) continue;
         next_input_ = (at + 1) % k;
         b.n = static_cast<uint16_t>(n);
-        if (s_.prefetch_packets) prefetch_packets(b);
         if (!window_) return true;
         // From the end, so that b.n always counts what the window does not hold yet (what a
         // failed insert leaves in hand).
@@ -251,20 +250,6 @@ bool NodeTask::take(Burst& b) {
         return true;  // something was received even if nothing is in order yet
     }
     return false;
-}
-
-// The whole burst's mbuf lines at once, as DPDK's examples prefetch ahead of the loop that
-// reads them: on separate cores they were last written by the tile before (the header line
-// by the source, the second by whoever set a dynamic field), and a stage's own prefetch of
-// the next packet or two only overlaps a couple of those transfers; here all of them are in
-// flight while the stage works through the first packets. The packet's data is left to the
-// stages (its address is in the header line, still in flight).
-void NodeTask::prefetch_packets(const Burst& b) {
-    for (uint16_t i = 0; i < b.n; ++i)
-        if (rte_mbuf* m = b.d[i].mbuf) {
-            rte_prefetch0(m);
-            rte_prefetch0(RTE_PTR_ADD(m, RTE_CACHE_LINE_SIZE));
-        }
 }
 
 void NodeTask::run_chain(Burst& b, size_t from) {

@@ -53,7 +53,6 @@ struct NodeTaskSpec {
     std::vector<Channel<PacketDesc>*> inputs;
     std::vector<Channel<PacketDesc>*> outputs;
     Dispatch dispatch = Dispatch::Single;
-    bool prefetch_packets = false;  // a stage of the chain reads the mbufs (StageInfo::reads_packets)
     bool stamp_sequence = false;
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
@@ -101,7 +100,6 @@ public:
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none
     bool inputs_exhausted();
-    void prefetch_packets(const Burst& b);
     void run_chain(Burst& b, size_t from);
     void run_chain_reporting_drops(Burst& b, size_t from);
     void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send
