@@ -95,7 +95,7 @@ class SmChannel final : public Channel<T> {
 public:
     explicit SmChannel(uint32_t k, int socket = -1)
         : k_(detail::checked_capacity(Layout::kName, k, true)), mask_(k - 1), group_mask_(group_slots(k) - 1),
-          slots_(k, socket), ends_(std::make_unique<uint64_t[]>(k)) {}
+          group_shift_(std::countr_zero(group_mask_ + 1)), slots_(k, socket), ends_(std::make_unique<uint64_t[]>(k >> group_shift_)) {}
 
     // Single items skip the burst bookkeeping: same protocol, fewer instructions (a slot of
     // their own, and the ack of the slot read, be it a group's end or a burst's).
@@ -107,7 +107,7 @@ public:
         const uint32_t s = static_cast<uint32_t>(tx_.slot++) & mask_;
         slots_.msgs(s)[0] = item;
         ++tx_.sent;
-        if ((s & group_mask_) == group_mask_) ends_[s] = tx_.sent;
+        if ((s & group_mask_) == group_mask_) group_end_count(s) = tx_.sent;
         // release: the message is visible to a receiver that reads this ready with acquire.
         slots_.ready(s).store(tx_.sent, std::memory_order_release);
         if (Doorbell* b = this->receiver_bell()) b->ring();
@@ -144,7 +144,7 @@ public:
             for (uint32_t j = 0; j < m; ++j) dst[j] = items[i + j];
             i += m;
             sent += m;
-            if ((s & group_mask_) == group_mask_) ends_[s] = sent;
+            if ((s & group_mask_) == group_mask_) group_end_count(s) = sent;
             // release: the messages are visible to a receiver that reads this ready with acquire.
             slots_.ready(s).store(sent, std::memory_order_release);
         }
@@ -239,10 +239,13 @@ private:
             const uint32_t g = static_cast<uint32_t>(group_end) & mask_;
             const uint64_t acked = slots_.ack(g).load(std::memory_order_acquire);
             learn(acked);
-            if (acked < ends_[g]) break;  // the receiver is within this group
+            if (acked < group_end_count(g)) break;  // the receiver is within this group
             tx_.cursor = std::max(tx_.cursor, group_end + 1);
         }
     }
+    // The ready count written at group-end slot s (s < K).
+    uint64_t& group_end_count(uint32_t s) { return ends_[s >> group_shift_]; }
+
     // Takes an ack's count and moves `cursor` past the groups it covers whole.
     void learn(uint64_t acked) {
         if (acked <= tx_.taken) return;
@@ -253,7 +256,7 @@ private:
         }
         // Writing slot s proved slot s - K taken whole (the K slots after it held an item each).
         if (tx_.slot - tx_.cursor > k_) tx_.cursor = tx_.slot - k_;
-        for (uint64_t g = tx_.cursor | group_mask_; g < tx_.slot && ends_[static_cast<uint32_t>(g) & mask_] <= acked; g += group_mask_ + 1)
+        for (uint64_t g = tx_.cursor | group_mask_; g < tx_.slot && group_end_count(static_cast<uint32_t>(g) & mask_) <= acked; g += group_mask_ + 1)
             tx_.cursor = g + 1;
     }
 
@@ -271,8 +274,9 @@ private:
     const uint32_t k_;
     const uint32_t mask_;
     const uint32_t group_mask_;  // G - 1: the receiver acknowledges at slots s with s & group_mask_ == group_mask_
+    const uint32_t group_shift_;  // log2 G
     Layout slots_;
-    std::unique_ptr<uint64_t[]> ends_;  // the sender's: the ready count it wrote at each group's end
+    std::unique_ptr<uint64_t[]> ends_;  // the sender's: the ready count it wrote at each group's end, per group
     Sender tx_;
     Receiver rx_;
 };
