@@ -138,8 +138,12 @@ private:
         noc::Inbox<N> data = inbox(rx, gr.data_queue, gr.data_shared, gr.data_tag, n * k, w);
         hold<noc::detail::TagBinding<N>>(*net_, rx, gr.data_tag, gr.data_queue);
         hold<noc::detail::RoomReservation<N>>(*net_, rx, gr.data_queue, uint64_t{n} * k * (1 + w), who, "");
-        const bool own_data = n == 1 && !gr.data_shared;  // one sender, a queue of its own
-        if (own_data) hold<noc::detail::QueueClaim<N>>(*net_, rx, gr.data_queue, tile(graph.edges[gr.edges[0]].from));
+        // A queue of its own: claimed by its one sender, or by its senders' credits (only they
+        // push there, so each push reserves with one fetch_add: many workers into a collector).
+        const bool own_data = !gr.data_shared;
+        if (own_data)
+            hold<noc::detail::QueueClaim<N>>(*net_, rx, gr.data_queue,
+                                             n == 1 ? tile(graph.edges[gr.edges[0]].from) : noc::detail::kCreditedSenders);
         bool own_acks = true;
         std::vector<noc::Inbox<N>> acks;
         for (size_t e : gr.edges) {

@@ -44,6 +44,8 @@ public:
         : net_(net), config_(checked(net, c)), index_of_(net.tiles(), -1) {
         const auto n = static_cast<uint32_t>(c.senders.size());
         data_binding_ = std::make_unique<detail::TagBinding<Net>>(net, c.receiver, c.data_tag, c.data_queue);
+        // Only the senders' credited pushes go there: each reserves with one fetch_add.
+        data_claim_ = std::make_unique<detail::QueueClaim<Net>>(net, c.receiver, c.data_queue, detail::kCreditedSenders);
         const uint32_t per_message = 1 + c.payload_words;
         const uint32_t bound = net.config().queue_words / (per_message * n);
         rooms_.push_back(std::make_unique<detail::RoomReservation<Net>>(
@@ -64,7 +66,7 @@ public:
             ack_claims_.push_back(std::make_unique<detail::QueueClaim<Net>>(net, s, c.ack_queue, c.receiver));
             senders_.push_back(std::make_unique<CreditSender<Net>>(net, s, c.receiver, c.data_tag, c.ack_tag,
                                                                    Inbox<Net>(net, s, c.ack_queue), c.payload_words,
-                                                                   false));  // the data queue is shared
+                                                                   true));  // the data queue is claimed for credits
         }
         receiver_ = std::make_unique<CreditReceiver<Net>>(net, c.receiver, c.data_tag, c.ack_tag,
                                                           Inbox<Net>(net, c.receiver, c.data_queue), c.payload_words,
@@ -116,6 +118,7 @@ private:
     AsymmetricCreditConfig config_;
     std::vector<int32_t> index_of_;  // tile -> sender index, -1 for non-senders
     std::unique_ptr<detail::TagBinding<Net>> data_binding_;
+    std::unique_ptr<detail::QueueClaim<Net>> data_claim_;
     std::vector<std::unique_ptr<detail::TagBinding<Net>>> ack_bindings_;
     std::vector<std::unique_ptr<detail::RoomReservation<Net>>> rooms_;
     std::vector<std::unique_ptr<detail::QueueClaim<Net>>> ack_claims_;  // the receiver is each ack queue's one sender

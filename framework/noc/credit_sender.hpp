@@ -26,8 +26,9 @@ template <typename Net>
 class alignas(64) CreditSender {
 public:
     // The data tag's binding at the receiver is resolved now (a Net::Route): bind it first.
-    // `owns_queue`: the data queue is claimed for this sender and set aside for its credits
-    // alone, so its pushes skip the room check (Net::try_push_credited).
+    // `owns_queue`: the data queue is claimed for this sender, or for the credit interfaces
+    // that share it, and its room set aside for credits, so its pushes skip the room check
+    // (Net::try_push_credited).
     CreditSender(Net& net, TileId self, TileId receiver, Tag data_tag, Tag ack_tag, Inbox<Net> acks,
                  uint32_t payload_words, bool owns_queue)
         : net_(&net), self_(self), ack_tag_(ack_tag), acks_(acks), words_(payload_words),
@@ -49,7 +50,7 @@ public:
 
     // Sends up to `n` messages (payloads back to back, payload_words each) with the credits
     // at hand; returns how many went. On a network that pushes a run in one reservation
-    // (MessageNetwork) they go together: one CAS on a shared queue's tail per burst.
+    // (MessageNetwork) they go together: one reservation on a shared queue's tail per burst.
     uint32_t try_send_many(const uint64_t* payload, uint32_t n) {
         if constexpr (requires(Net& net, const typename Net::Route& r) { net.try_push_many(r, payload, 1u, 1u, true); }) {
             if (credits_ < n) take_credits(n);

@@ -193,10 +193,15 @@ EventdevNetwork::Route EventdevNetwork::route(TileId from, TileId to, Tag tag) {
 }
 
 bool EventdevNetwork::try_push(const Route& r, const uint64_t* payload, uint32_t length) {
+    // relaxed: see QueueState
+    detail::check_sender(kBackend, r.from, r.to, r.queue_index,
+                         state(r.to, r.queue_index).sole_sender.load(std::memory_order_relaxed));
+    return push_route(r, payload, length);
+}
+
+bool EventdevNetwork::push_route(const Route& r, const uint64_t* payload, uint32_t length) {
     if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
     QueueState& s = state(r.to, r.queue_index);
-    // relaxed: see QueueState
-    detail::check_sender(kBackend, r.from, r.to, r.queue_index, s.sole_sender.load(std::memory_order_relaxed));
     if (!push_once(r.from, r.to, r.queue_index, r.tag, payload, length)) {
         s.stalls.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         return false;
@@ -207,8 +212,8 @@ bool EventdevNetwork::try_push(const Route& r, const uint64_t* payload, uint32_t
 
 bool EventdevNetwork::try_push_credited(const Route& r, const uint64_t* payload, uint32_t length) {
     const uint32_t sole = state(r.to, r.queue_index).sole_sender.load(std::memory_order_relaxed);  // relaxed: see QueueState
-    if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
-    return try_push(r, payload, length);
+    if (sole != r.from && sole != detail::kCreditedSenders) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
+    return push_route(r, payload, length);
 }
 
 void EventdevNetwork::push(TileId from, TileId to, Tag tag, const uint64_t* payload, uint32_t length,
@@ -291,9 +296,13 @@ void EventdevNetwork::claim(TileId tile, uint32_t queue, TileId sender) {
     state(tile, queue).sole_sender.store(sender, std::memory_order_relaxed);
 }
 
+void EventdevNetwork::claim_credited(TileId tile, uint32_t queue) {
+    ledger_.claim_credited(tile, queue);
+    state(tile, queue).sole_sender.store(detail::kCreditedSenders, std::memory_order_relaxed);  // relaxed: as in claim
+}
+
 void EventdevNetwork::release_claim(TileId tile, uint32_t queue) {
-    ledger_.release_claim(tile, queue);
-    state(tile, queue).sole_sender.store(detail::kAnySender, std::memory_order_relaxed);  // relaxed: as in claim
+    state(tile, queue).sole_sender.store(ledger_.release_claim(tile, queue), std::memory_order_relaxed);  // relaxed: as in claim
 }
 
 QueueCounters EventdevNetwork::counters(TileId tile, uint32_t queue) const {

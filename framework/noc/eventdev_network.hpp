@@ -77,8 +77,8 @@ public:
     };
     Route route(TileId from, TileId to, Tag tag);
     bool try_push(const Route& r, const uint64_t* payload, uint32_t length);
-    // As MessageNetwork's (the queue must be claimed by r.from); the room is accounted as
-    // for any push, so it may be refused when the device is out of room.
+    // As MessageNetwork's (the queue must be claimed by r.from or by credit interfaces); the
+    // room is accounted as for any push, so it may be refused when the device is out of room.
     bool try_push_credited(const Route& r, const uint64_t* payload, uint32_t length);
     struct Mailbox {
         TileId tile = 0;
@@ -91,10 +91,12 @@ public:
     uint64_t queued_words(TileId tile, uint32_t queue) const;
     Doorbell* data_bell(TileId tile, uint32_t queue);
     void claim(TileId tile, uint32_t queue, TileId sender);  // as MessageNetwork's
+    void claim_credited(TileId tile, uint32_t queue);        // as MessageNetwork's
     void release_claim(TileId tile, uint32_t queue);
     detail::QueueLedger& ledger() { return ledger_; }
 
 private:
+    bool push_route(const Route& r, const uint64_t* payload, uint32_t length);  // without the claim check
     struct alignas(64) QueueState {
         std::atomic<uint64_t> used{0};    // words pushed and not yet popped
         std::atomic<uint64_t> stalls{0};

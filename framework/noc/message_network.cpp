@@ -67,9 +67,13 @@ void MessageNetwork::claim(TileId tile, uint32_t queue_index, TileId sender) {
     queue(tile, queue_index).set_sole_sender(sender);
 }
 
+void MessageNetwork::claim_credited(TileId tile, uint32_t queue_index) {
+    ledger_.claim_credited(tile, queue_index);
+    queue(tile, queue_index).set_sole_sender(detail::kCreditedSenders);
+}
+
 void MessageNetwork::release_claim(TileId tile, uint32_t queue_index) {
-    ledger_.release_claim(tile, queue_index);
-    queue(tile, queue_index).set_sole_sender(detail::kAnySender);
+    queue(tile, queue_index).set_sole_sender(ledger_.release_claim(tile, queue_index));
 }
 
 QueueCounters MessageNetwork::counters(TileId tile, uint32_t queue_index) const {

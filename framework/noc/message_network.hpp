@@ -83,24 +83,27 @@ public:
         return try_push_many(r, payload, length, 1, false);
     }
 
-    // A push that spends a credit of an interface that owns the queue: `r`'s queue is
-    // claimed by r.from and its room set aside for the credits, so the push cannot find it
-    // full and skips the room check (TileQueue::push_credited_many). Throws std::logic_error when
-    // the queue is not claimed by r.from. Always true here (the eventdev backend may refuse).
+    // A push that spends a credit: `r`'s queue is claimed by r.from (one interface owns it)
+    // or by credit interfaces (claim_credited) and its room set aside for the credits, so the
+    // push cannot find it full and skips the room check (TileQueue::push_credited_many, or
+    // push_credited_shared_many: one fetch_add instead of a CAS loop). Throws
+    // std::logic_error when the queue is claimed neither way. Always true here (the eventdev
+    // backend may refuse).
     bool try_push_credited(const Route& r, const uint64_t* payload, uint32_t length) {
         return try_push_many(r, payload, length, 1, true);
     }
 
     // `count` messages of `length` words each through `r` in one reservation (payloads back
-    // to back): TileQueue::try_push_many, or push_credited_many when `credited` (then the
-    // queue must be claimed by r.from, as for try_push_credited). All or nothing.
+    // to back): TileQueue::try_push_many, or a credited push when `credited` (then the queue
+    // must be claimed as for try_push_credited). All or nothing.
     bool try_push_many(const Route& r, const uint64_t* payload, uint32_t length, uint32_t count, bool credited) {
         if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
         const uint32_t sole = r.queue->sole_sender();
         const uint64_t header = r.header | (uint64_t{length} << 32);
         if (credited) {
-            if (sole != r.from) detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
-            r.queue->push_credited_many(header, payload, length, count);
+            if (sole == r.from) r.queue->push_credited_many(header, payload, length, count);
+            else if (sole == detail::kCreditedSenders) r.queue->push_credited_shared_many(header, payload, length, count);
+            else detail::throw_claimed(kBackend, r.from, r.to, r.queue_index, sole);
         } else {
             detail::check_sender(kBackend, r.from, r.to, r.queue_index, sole);
             if (!r.queue->try_push_many(sole == r.from, header, payload, length, count)) {
@@ -156,7 +159,13 @@ public:
     // credited pushes the room check. Throws std::invalid_argument when the queue is claimed
     // already. Credit interfaces claim the queues they own; claim before traffic starts.
     void claim(TileId tile, uint32_t queue_index, TileId sender);
-    void release_claim(TileId tile, uint32_t queue_index);
+    // Claims (tile, queue) for credit interfaces that share it (many senders into one
+    // receive interface): every push there must spend a credit (uncredited ones get
+    // std::logic_error), so each reserves its words with one fetch_add and no room check.
+    // Any number of such claims may hold a queue; std::invalid_argument when one sender
+    // claimed it. Claim before traffic starts.
+    void claim_credited(TileId tile, uint32_t queue_index);
+    void release_claim(TileId tile, uint32_t queue_index);  // undoes one claim of either kind
 
     // Room set aside by credit interfaces (see detail::QueueLedger).
     detail::QueueLedger& ledger() { return ledger_; }

@@ -13,8 +13,9 @@
 // senders there are. A queue claimed by one sender (set_sole_sender) skips the CAS (on x86 a
 // locked instruction waits for the sender's earlier stores to reach other cores), and a push
 // that spends a credit (push_credited_many) skips the look at head too, so a credit channel's
-// message costs its sender no line but the words'. A run of messages (try_push_many) is one
-// reservation.
+// message costs its sender no line but the words'. Senders that share a queue and all spend
+// credits (a receive interface with many senders) reserve with one fetch_add and no look at
+// head (push_credited_shared_many). A run of messages (try_push_many) is one reservation.
 //
 // Ordering: messages leave in reservation order, each in one piece; one sender's messages
 // keep their order. A sender preempted between its reservation and its publish holds back
@@ -48,9 +49,10 @@ public:
 
     uint32_t capacity() const { return static_cast<uint32_t>(mask_ + 1); }
 
-    // The sender a queue is claimed by (credit interfaces claim the queues they own), or
-    // kAnySender. A claimed queue takes its sender's pushes without the CAS; set it before
-    // traffic starts (thread creation then orders it for every sender).
+    // The sender a queue is claimed by (credit interfaces claim the queues they own),
+    // kCreditedSenders (credit interfaces share it) or kAnySender. A claimed queue takes its
+    // sender's pushes without the CAS; set it before traffic starts (thread creation then
+    // orders it for every sender).
     static constexpr uint32_t kAnySender = detail::kAnySender;
     void set_sole_sender(uint32_t sender) { prod_.sole_sender.store(sender, std::memory_order_relaxed); }
     uint32_t sole_sender() const { return prod_.sole_sender.load(std::memory_order_relaxed); }  // relaxed: see above
@@ -95,6 +97,26 @@ public:
     void push_credited_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
         prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by headers
+        write_run(tail, header, payload, n, count);
+    }
+
+    // A push of `count` messages of `n` words (see try_push_many) into a queue that credit
+    // interfaces share (claim_credited: every push here spends a credit, and the credits of
+    // all of them together stand for at most the queue's words). So there is room, and the
+    // reservation is one fetch_add, never retried, where a CAS loop that also checks room
+    // fails and goes round once per competing sender (many workers into one collector).
+    //
+    // Ordering (acq_rel): the words reserved were handed back, and the receiver's reads and
+    // zeroing of them happen before these writes. The release half passes on what a sender
+    // knew along the tail's chain of read-modify-writes; the acquire half takes what every
+    // earlier reservation knew. Each of those spent a credit its sender held, an initial one
+    // or one returned for an earlier message, and that return is now known here. So the
+    // messages not known returned all hold credits: their words, these included, are at most
+    // the words set aside, at most the queue's. The receiver returns a credit after handing
+    // back its message and all before it, so everything up to the newest known return is
+    // handed back, which covers the last message that held these words.
+    void push_credited_shared_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+        const uint64_t tail = prod_.tail.fetch_add(uint64_t{count} * (n + 1), std::memory_order_acq_rel);
         write_run(tail, header, payload, n, count);
     }
 

@@ -103,6 +103,45 @@ TEST(AppNetwork, ByDefaultEachQueueIsSizedToTheCreditsItsLinksAskFor) {
     EXPECT_EQ(nets.message_network()->config().words_of(tile, c.data_queue), 8192u);
 }
 
+TEST(AppNetwork, ACollectorsQueueTakesOnlyItsWorkersCreditedPushes) {
+    // Eight workers share the collector's queue and each push spends a credit whose room is
+    // set aside, so a push reserves its words with one fetch_add (no CAS loop that fails
+    // once per competing worker, no look at the receiver's head). That holds only while no
+    // other push lands there: the network refuses one, naming the queue.
+    const AppConfig app = parse_app_config(farm_app(8, "unordered", kUdnQueues), "farm.yaml");
+    AppPlan plan = plan_app(app);
+    AppNetworks nets(plan);
+    const NetworkPlan& np = plan.networks.at(0);
+    const size_t collector = node_named(plan, "f.collector");
+    const NetworkGroupPlan& c = group_into(np, collector);
+    ASSERT_EQ(c.edges.size(), 8u);
+    ASSERT_FALSE(c.data_shared);
+    noc::MessageNetwork* net = nets.message_network();
+    ASSERT_NE(net, nullptr);
+    const auto rx = static_cast<noc::TileId>(np.tile_of_node[collector]);
+    const auto w0 = static_cast<noc::TileId>(np.tile_of_node[node_named(plan, "f.0")]);
+    const uint64_t words[2] = {1, 2};
+    try {
+        net->try_push(w0, rx, c.data_tag, words, 2);
+        FAIL() << "a push without a credit went into the collector's queue";
+    } catch (const std::logic_error& e) {
+        EXPECT_NE(std::string(e.what()).find("pushed without a credit into tile " + std::to_string(rx) + "'s queue " +
+                                             std::to_string(c.data_queue) + ", which credit interfaces share"),
+                  std::string::npos)
+            << e.what();
+    }
+    // The workers' own sends go through, every one of them, into the one queue.
+    std::vector<std::unique_ptr<Channel<PacketDesc>>> in;
+    for (size_t e : c.edges) in.push_back(nets.desc_channel(e));
+    PacketDesc d{};
+    for (auto& link : in) ASSERT_EQ(link->try_send_burst(&d, 1), 1u);
+    EXPECT_EQ(net->queued_words(rx, c.data_queue), 8u * 3u);
+    PacketDesc out[8];
+    uint32_t got = 0;
+    for (auto& link : in) got += link->try_recv_burst(out, 8);
+    EXPECT_EQ(got, 8u);
+}
+
 // The links into the collector of an unordered udn farm of `workers`, on the app's network.
 struct CollectorLinks {
     explicit CollectorLinks(uint32_t workers)

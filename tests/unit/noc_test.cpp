@@ -358,6 +358,52 @@ TYPED_TEST(CreditContract, AsymmetricCreditsOverTheBoundOf128Over2NAreRejected) 
     EXPECT_EQ(ok.senders(), 16u);
 }
 
+// The many-to-one interface's senders share the receiver's queue and all spend credits, so
+// each push reserves its words with one fetch_add and no room check. A push without a credit
+// would take room their credits stand for: it is refused, as is a claim of the queue by one
+// sender; other credit interfaces may share it. Each claim goes with its interface.
+TYPED_TEST(CreditContract, ASharedReceiveQueueTakesOnlyCreditedPushes) {
+    TypeParam net(shape(4, 1));
+    AsymmetricCreditConfig c;
+    c.receiver = 0;
+    c.senders = {1, 2, 3};
+    c.credits = 4;
+    const uint64_t stray = 99;
+    {
+        AsymmetricCreditChannel<TypeParam> ch(net, c);
+        try {
+            net.try_push(2, 0, c.data_tag, &stray, 1);
+            FAIL() << "a push without a credit went into the shared queue";
+        } catch (const std::logic_error& e) {
+            EXPECT_NE(std::string(e.what()).find("tile 2 pushed without a credit into tile 0's queue 0, which credit "
+                                                 "interfaces share"),
+                      std::string::npos)
+                << e.what();
+        }
+        try {
+            net.claim(0, c.data_queue, 1);
+            FAIL() << "one sender claimed a queue credit interfaces share";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("tile 0's queue 0 is claimed already (shared by credit interfaces)"),
+                      std::string::npos)
+                << e.what();
+        }
+        net.claim_credited(0, c.data_queue);  // a second interface shares it, and goes again
+        net.release_claim(0, c.data_queue);
+        EXPECT_THROW(net.try_push(3, 0, c.data_tag, &stray, 1), std::logic_error) << "the channel's claim holds";
+        for (uint32_t i = 0; i < 3; ++i) {
+            const uint64_t v = 10 + i;
+            ASSERT_TRUE(ch.sender(i).try_send(&v));
+        }
+        uint64_t got = 0, v;
+        uint32_t from;
+        while (ch.try_recv(&v, from)) got += v - 10 == from;
+        EXPECT_EQ(got, 3u);
+    }
+    net.claim(0, c.data_queue, 1);  // nobody claims it now
+    net.release_claim(0, c.data_queue);
+}
+
 // The many-to-one interface: senders on their own threads, more threads than CPUs; the
 // receiver learns each message's sender from the message itself.
 TYPED_TEST(CreditContract, TheAsymmetricReceiverGetsEverySendersMessagesInTheirOrder) {

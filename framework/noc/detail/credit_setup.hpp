@@ -1,5 +1,6 @@
 // The set-up every credit interface does, as RAII pieces: bind a tag to a queue, set room
-// aside in a queue, claim a queue for its one sender (each undone on destruction), and the
+// aside in a queue, claim a queue for its one sender or its credited senders (each undone on
+// destruction), and the
 // receiver's first act, pushing K credits to a sender.
 //
 // A credit message carries a count: a header and one payload word, the number of credits it
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "framework/noc/detail/queue_ledger.hpp"
 #include "framework/noc/network_config.hpp"
 #include "framework/runtime/wait_policy.hpp"
 
@@ -63,11 +65,14 @@ private:
     uint64_t words_;
 };
 
+// Claims a queue for one interface's sender, or (kCreditedSenders) for credit interfaces
+// that share it: Net::claim_credited.
 template <typename Net>
 class QueueClaim {
 public:
     QueueClaim(Net& net, TileId tile, uint32_t queue, TileId sender) : net_(&net), tile_(tile), queue_(queue) {
-        net.claim(tile, queue, sender);
+        if (sender == kCreditedSenders) net.claim_credited(tile, queue);
+        else net.claim(tile, queue, sender);
     }
     ~QueueClaim() { net_->release_claim(tile_, queue_); }
     QueueClaim(const QueueClaim&) = delete;

@@ -15,7 +15,8 @@ QueueLedger::QueueLedger(const NetworkConfig& config, const char* backend)
     : config_(config),
       backend_(backend),
       reserved_(size_t{config.tiles} * (config.queues + 1), 0),
-      sole_(reserved_.size(), kAnySender) {}
+      sole_(reserved_.size(), kAnySender),
+      credited_(reserved_.size(), 0) {}
 
 void QueueLedger::reserve(TileId tile, uint32_t queue, uint64_t words, const std::string& who,
                           const std::string& hint) {
@@ -50,14 +51,31 @@ void QueueLedger::claim(TileId tile, uint32_t queue, TileId sender) {
     const size_t i = index(tile, queue);
     if (sole_[i] != kAnySender)
         throw std::invalid_argument(std::string(backend_) + " network: " + queue_name(config_.queues, tile, queue) +
-                                    " is claimed already (by an interface of sender tile " + std::to_string(sole_[i]) +
+                                    " is claimed already (" +
+                                    (sole_[i] == kCreditedSenders ? std::string("shared by credit interfaces")
+                                                                  : "by an interface of sender tile " + std::to_string(sole_[i])) +
                                     "); an interface that owns a queue needs one of its own");
     sole_[i] = sender;
 }
 
-void QueueLedger::release_claim(TileId tile, uint32_t queue) {
+void QueueLedger::claim_credited(TileId tile, uint32_t queue) {
+    check_queue(config_, backend_, tile, queue, true);
     std::lock_guard<std::mutex> lk(m_);
-    sole_[index(tile, queue)] = kAnySender;
+    const size_t i = index(tile, queue);
+    if (sole_[i] != kAnySender && sole_[i] != kCreditedSenders)
+        throw std::invalid_argument(std::string(backend_) + " network: " + queue_name(config_.queues, tile, queue) +
+                                    " is claimed already (by an interface of sender tile " + std::to_string(sole_[i]) +
+                                    "); credit interfaces that share a queue need one no interface owns");
+    sole_[i] = kCreditedSenders;
+    ++credited_[i];
+}
+
+uint32_t QueueLedger::release_claim(TileId tile, uint32_t queue) {
+    std::lock_guard<std::mutex> lk(m_);
+    const size_t i = index(tile, queue);
+    if (sole_[i] == kCreditedSenders && --credited_[i] != 0) return kCreditedSenders;
+    sole_[i] = kAnySender;
+    return kAnySender;
 }
 
 void throw_bad_push(const NetworkConfig& c, const char* backend, TileId from, TileId to, uint32_t length) {
@@ -79,6 +97,10 @@ void throw_bad_queue(const NetworkConfig& c, const char* backend, TileId tile, u
 }
 
 void throw_claimed(const char* backend, TileId from, TileId to, uint32_t queue, uint32_t sole) {
+    if (sole == kCreditedSenders)
+        throw std::logic_error(std::string(backend) + " network: tile " + std::to_string(from) +
+                               " pushed without a credit into tile " + std::to_string(to) + "'s queue " +
+                               std::to_string(queue) + ", which credit interfaces share (every push there spends a credit)");
     if (sole == kAnySender)
         throw std::logic_error(std::string(backend) + " network: a credited push from tile " + std::to_string(from) +
                                " needs tile " + std::to_string(to) + "'s queue " + std::to_string(queue) +

@@ -16,6 +16,10 @@
 namespace tp::noc::detail {
 
 inline constexpr uint32_t kAnySender = ~0u;
+// A queue shared by credit interfaces only: every push into it spends a credit whose room is
+// set aside, so pushes need no room check (TileQueue::push_credited_shared_many), and a push
+// without a credit is refused.
+inline constexpr uint32_t kCreditedSenders = ~0u - 1;
 
 class QueueLedger {
 public:
@@ -32,7 +36,11 @@ public:
     // std::invalid_argument when the queue is claimed already: a credited push relies on
     // being the only traffic there (see TileQueue::push_credited).
     void claim(TileId tile, uint32_t queue, TileId sender);
-    void release_claim(TileId tile, uint32_t queue);
+    // Records that every push into (tile, queue) spends a credit (kCreditedSenders); any
+    // number of interfaces may claim a queue so, none may claim it for one sender.
+    void claim_credited(TileId tile, uint32_t queue);
+    // Undoes one claim; returns who the queue is claimed by now (kAnySender once no claim is left).
+    uint32_t release_claim(TileId tile, uint32_t queue);
 
 private:
     size_t index(TileId tile, uint32_t queue) const { return size_t{tile} * (config_.queues + 1) + queue; }
@@ -41,7 +49,8 @@ private:
     const char* backend_;
     mutable std::mutex m_;
     std::vector<uint64_t> reserved_;  // guarded by m_
-    std::vector<uint32_t> sole_;      // guarded by m_: claiming sender or kAnySender
+    std::vector<uint32_t> sole_;      // guarded by m_: claiming sender, kCreditedSenders or kAnySender
+    std::vector<uint32_t> credited_;  // guarded by m_: claims of kCreditedSenders
 };
 
 // Argument checks: throw std::out_of_range / std::invalid_argument naming the bad value.
