@@ -37,7 +37,7 @@ __attribute__((noinline)) uint64_t accel_work(uint64_t id, uint64_t iters) {
 
 namespace {
 
-const char* kHelp =
+const char* kAccelHelp =
     "usage: tilepipe bench accel [options]\n"
     "Offload-to-result throughput (tasks/s) of a farm fed from the caller's thread: tilepipe's\n"
     "Accelerator against FastFlow's ff_Farm with an input channel (tilepipe-bench built beside\n"
@@ -65,7 +65,7 @@ const char* kHelp =
     "  --json OUT         also write {\"bench\": \"accel\", \"rows\": [...]} to OUT\n"
     "  --help             this text\n";
 
-struct Case {
+struct AccelCase {
     std::string impl;  // tilepipe, fastflow_blocking, fastflow_spin
     bool one_by_one = false;
     double task_ns = 0;
@@ -124,7 +124,7 @@ int run_accel(int argc, char** argv) {
                                  "one-by-one"},
                     {"help"});
     if (args.has("help")) {
-        std::fputs(kHelp, stdout);
+        std::fputs(kAccelHelp, stdout);
         return 0;
     }
     const unsigned reps = static_cast<unsigned>(std::min<uint64_t>(at_least(args, "reps", 5, 1), 1000000));
@@ -171,7 +171,7 @@ int run_accel(int argc, char** argv) {
 
     const uint64_t one_by_one = at_least(args, "one-by-one", 20000, 0);
     const double per_ns = rounds_per_ns();
-    std::vector<Case> cases;
+    std::vector<AccelCase> cases;
     std::vector<uint64_t> expected;
     for (double ns : sizes) {
         const uint64_t iters = std::max<uint64_t>(1, static_cast<uint64_t>(ns * per_ns + 0.5));
@@ -200,7 +200,7 @@ int run_accel(int argc, char** argv) {
     std::vector<std::vector<double>> rate(cases.size());
     uint64_t wrong = 0;
     const unsigned done = interleave(reps, cases.size(), [&](size_t k, unsigned) {
-        const Case& c = cases[k];
+        const AccelCase& c = cases[k];
         AccelRun run{c.tasks, c.iters, workers, c.impl != "fastflow_spin",
                      base.dispatch == TaskDispatch::on_demand ? (base.capacity != 0 ? base.capacity : 4u) : 0u,
                      c.one_by_one};

@@ -28,7 +28,7 @@ namespace tp::bench {
 
 namespace {
 
-const char* kHelp =
+const char* kAsymHelp =
     "usage: tilepipe bench asym [options]\n"
     "Receive one-way latency of an asymmetric channel with one active sender and N-1 idle ones,\n"
     "with the bare ping-pong (raw) and each transport's symmetric ping-pong (sym) in the same run;\n"
@@ -125,7 +125,7 @@ OneWay measure_sym_channel(const Common& c, const std::string& transport, uint64
         });
 }
 
-struct Case {
+struct AsymCase {
     std::string transport;  // "raw" for the floor
     std::string iface;      // raw, sym or asym
     uint32_t senders;
@@ -138,7 +138,7 @@ int run_asym(int argc, char** argv) {
     const Args args(argc, argv, {"reps", "cpus", "transports", "json", "iters", "senders", "capacity"},
                     {"help", "like-pingpong"});
     if (args.has("help")) {
-        std::printf("%s%s", kHelp, kCommonHelp);
+        std::printf("%s%s", kAsymHelp, kCommonHelp);
         return 0;
     }
     Common c = parse_common(args, transport_names());
@@ -155,7 +155,7 @@ int run_asym(int argc, char** argv) {
     }
     start_eal_if_needed(c.transports);
 
-    std::vector<Case> cases{{"raw", "raw", 1}};
+    std::vector<AsymCase> cases{{"raw", "raw", 1}};
     for (const auto& t : c.transports) {
         const size_t sym = cases.size();
         cases.push_back({t, "sym", 1});
@@ -165,7 +165,7 @@ int run_asym(int argc, char** argv) {
     std::vector<uint32_t> credits(cases.size(), 0);  // K of the network's own interface (udn rows)
     const unsigned reps = c.reps;
     c.reps = interleave(reps, cases.size(), [&](size_t k, unsigned) {
-        const Case& cs = cases[k];
+        const AsymCase& cs = cases[k];
         OneWay w;
         if (cs.iface == "raw") {
             w = measure_raw(c, iters);
@@ -212,7 +212,7 @@ int run_asym(int argc, char** argv) {
 
     std::vector<nlohmann::json> rows;
     for (size_t k = 0; k < cases.size(); ++k) {
-        const Case& cs = cases[k];
+        const AsymCase& cs = cases[k];
         nlohmann::json row{{"transport", cs.transport},
                            {"interface", cs.iface},
                            {"one_way_ns", ns[k].median},

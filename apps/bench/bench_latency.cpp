@@ -23,7 +23,7 @@ namespace tp::bench {
 
 namespace {
 
-const char* kHelp =
+const char* kLatencyHelp =
     "usage: bench latency [options]\n"
     "The latency curve of an app: a run at top speed finds its top rate, then one run per point\n"
     "paces its synth source at a share of it; prints rate, Mpps achieved, p50, p99, p999 (us).\n"
@@ -95,7 +95,7 @@ nlohmann::json row(double percent, double pps, const RunReport& r) {
 int run_latency(int argc, char** argv) {
     for (int i = 2; i < argc; ++i)
         if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-            std::fputs(kHelp, stdout);
+            std::fputs(kLatencyHelp, stdout);
             return 0;
         }
     const Args args(argc, argv, {"app", "percent", "pps", "seconds", "latency", "json"}, {});

@@ -68,7 +68,7 @@ WordChannelFactory& fastflow_channel() {
 
 namespace {
 
-const char* kHelp =
+const char* kMapvecHelp =
     "usage: tilepipe bench mapvec [options]\n"
     "The paper's map: a stream of M x M matrices times one vector b, split by rows over W workers;\n"
     "the emitter multicasts each task (linear or tree), a collector completes it when all W\n"
@@ -454,7 +454,7 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
     return r;
 }
 
-struct Case {
+struct MapvecCase {
     Variant variant;
     uint32_t m;
     std::string dtype;
@@ -489,7 +489,7 @@ int run_mapvec(int argc, char** argv) {
                      "cpus", "spin", "yield", "grain"},
                     {"help"});
     if (args.has("help")) {
-        std::printf("%s", kHelp);
+        std::printf("%s", kMapvecHelp);
         return 0;
     }
     const unsigned requested = static_cast<unsigned>(std::min<uint64_t>(at_least(args, "reps", 5, 1), 1000000));
@@ -548,7 +548,7 @@ int run_mapvec(int argc, char** argv) {
 
     // Cases of the same M, dtype and worker count run back to back in every repetition, so
     // the per-repetition ratios below compare measurements taken moments apart.
-    std::vector<Case> cases;
+    std::vector<MapvecCase> cases;
     for (uint32_t m : ms)
         for (const auto& d : dtypes)
             for (uint32_t w : worker_counts)
@@ -557,7 +557,7 @@ int run_mapvec(int argc, char** argv) {
     uint64_t mismatches = 0;
     std::string first_mismatch;
     const unsigned reps = interleave(requested, cases.size(), [&](size_t k, unsigned rep) {
-        const Case& c = cases[k];
+        const MapvecCase& c = cases[k];
         auto run = [&](bool check) {
             return c.dtype == "int" ? measure<int32_t>(c.variant, c.m, c.workers, o, check)
                                     : measure<float>(c.variant, c.m, c.workers, o, check);
@@ -576,7 +576,7 @@ int run_mapvec(int argc, char** argv) {
     keep_reps(ts, reps);
 
     // The case of `variant` with c's M and dtype and `workers` workers, or -1.
-    auto find = [&](const std::string& variant, const Case& c, uint32_t workers) -> ptrdiff_t {
+    auto find = [&](const std::string& variant, const MapvecCase& c, uint32_t workers) -> ptrdiff_t {
         for (size_t j = 0; j < cases.size(); ++j)
             if (cases[j].variant.name == variant && cases[j].m == c.m && cases[j].dtype == c.dtype &&
                 cases[j].workers == workers)
@@ -601,7 +601,7 @@ int run_mapvec(int argc, char** argv) {
     });
     std::vector<nlohmann::json> rows;
     for (size_t k : order) {
-        const Case& c = cases[k];
+        const MapvecCase& c = cases[k];
         const Summary s = summarize(ts[k]);
         nlohmann::json row{{"variant", c.variant.name},
                            {"transport", c.variant.transport},

@@ -30,7 +30,7 @@ namespace tp::bench {
 
 namespace {
 
-const char* kHelp =
+const char* kPingpongHelp =
     "usage: tilepipe bench pingpong [options]\n"
     "One-way latency of a one-word ping-pong between two pinned threads, per transport, with a\n"
     "`raw` row (one atomic per direction, each on its own cache line). With `udn` comes\n"
@@ -69,7 +69,7 @@ int run_pingpong(int argc, char** argv) {
     const Args args(argc, argv, {"reps", "cpus", "transports", "json", "iters", "capacity", "hops", "topology"},
                     {"help"});
     if (args.has("help")) {
-        std::printf("%s%s", kHelp, kCommonHelp);
+        std::printf("%s%s", kPingpongHelp, kCommonHelp);
         return 0;
     }
     Common c = parse_common(args, transport_names());

@@ -21,7 +21,7 @@ namespace tp::bench {
 
 namespace {
 
-const char* kHelp =
+const char* kStreamHelp =
     "usage: tilepipe bench stream [options]\n"
     "Messages per second streaming items between two pinned threads, single and in bursts, per\n"
     "transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue. With `udn`\n"
@@ -108,7 +108,7 @@ Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacit
     return r;
 }
 
-struct Case {
+struct StreamCase {
     std::string queue;
     uint32_t burst;
 };
@@ -119,7 +119,7 @@ int run_stream(int argc, char** argv) {
     const Args args(argc, argv,
                     {"reps", "cpus", "transports", "json", "items", "bursts", "capacity", "elem", "peers"}, {"help"});
     if (args.has("help")) {
-        std::printf("%s%s", kHelp, kCommonHelp);
+        std::printf("%s%s", kStreamHelp, kCommonHelp);
         return 0;
     }
     Common c = parse_common(args, transport_names());
@@ -148,7 +148,7 @@ int run_stream(int argc, char** argv) {
     }
     start_eal_if_needed(c.transports);
 
-    std::vector<Case> cases;
+    std::vector<StreamCase> cases;
     for (uint32_t b : bursts)
         for (const auto& q : queues) cases.push_back({q, b});
     std::vector<std::vector<double>> mmsgs(cases.size());
