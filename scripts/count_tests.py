@@ -34,14 +34,23 @@ GOOD_RESULTS = ("OK", "EXPECTEDFAIL")
 
 
 def count(lines):
-    """(passed, failed, skipped) over the JSON lines of a testlog."""
+    """(passed, failed, skipped) over the JSON lines of a testlog. Raises ValueError when one
+    executable reported a case under two tests: test files that share an executable each run
+    their own cases (--tp_file), so such a case would be counted, and run, twice."""
     passed = failed = skipped = 0
+    ran_in = {}  # (executable, case) -> test
     for line in lines:
         if not line.strip():
             continue
         t = json.loads(line)
         out = t.get("stdout") or ""
         ok, bad, skip = set(OK.findall(out)), set(FAILED.findall(out)), set(SKIPPED.findall(out))
+        exe = (t.get("command") or [""])[0]
+        for case in (ok | bad | skip) if exe else ():
+            other = ran_in.setdefault((exe, case), t["name"])
+            if other != t["name"]:
+                raise ValueError(f"{case} ran in tests '{other}' and '{t['name']}' of {exe}: "
+                                 "each test of a shared executable runs its own file's cases")
         ok -= bad  # a case both reported OK and failed (never in practice) counts as failed
         if ok or bad or skip:
             passed += len(ok)

@@ -93,6 +93,15 @@ class CountTests(unittest.TestCase):
         log = testlog(("a", "OK", "[       OK ] X.Y (1 ms)\n"), ("b", "OK", "[       OK ] X.Y (1 ms)\n"))
         self.assertEqual(count_tests.count(log), (2, 0, 0))
 
+    def test_a_case_two_tests_of_one_executable_report_is_an_error(self):
+        # Test files sharing an executable each run their own cases: one case under two
+        # tests means the executable ran more than that test's file.
+        ran = "[       OK ] X.Y (1 ms)\n"
+        log = [json.dumps({"name": n, "result": "OK", "stdout": ran, "command": ["/b/unit_threads", "--tp_file=" + n]}) + "\n"
+               for n in ("a", "b")]
+        with self.assertRaisesRegex(ValueError, "X.Y ran in tests 'a' and 'b' of /b/unit_threads"):
+            count_tests.count(log)
+
     def test_the_command_prints_one_labelled_line(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             f.writelines(testlog(("flows", "FAIL", PARAM_FAILURES), ("synth", "FAIL", PLAIN)))

@@ -18,6 +18,7 @@
 #include "tests/support/cli.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/tcpdump.hpp"
 #include "tests/support/tshark.hpp"
 
 namespace tp::test {
@@ -27,12 +28,6 @@ namespace fs = std::filesystem;
 
 // A capture with IPv4 TCP and UDP flows, DNS among them, and no tunnels.
 std::string capture() { return pcaps_dir() + "/pcpp__example.pcap"; }
-
-// Packets tcpdump (installed by scripts/bootstrap.sh) prints for `expr`; -1 when it cannot read the file.
-long tcpdump_count(const std::string& file, const std::string& expr) {
-    const CommandResult r = run_command("tcpdump -n -r '" + file + "' '" + expr + "'");
-    return r.status == 0 ? static_cast<long>(std::count(r.out.begin(), r.out.end(), '\n')) : -1;
-}
 
 std::string write_file(const std::string& name, const std::string& text) {
     const std::string path = tmp_path(name);

@@ -12,17 +12,10 @@
 #include "tests/support/cli.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/tcpdump.hpp"
 
 namespace tp::test {
 namespace {
-
-// Packets `tcpdump -r FILE --count EXPR` counts.
-long tcpdump_count(const std::string& file, const std::string& expr) {
-    const CommandResult r = run_command("tcpdump -n -r '" + file + "' --count '" + expr + "' 2>/dev/null");
-    if (r.status != 0) return -1;
-    // "N packets" (tcpdump 4.99: "N packets received by filter" style lines end in the count's word)
-    return std::stol(r.out);
-}
 
 uint64_t sink_out(const nlohmann::json& report, const std::string& name) {
     for (const auto& s : report["stages"])

@@ -20,12 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const nlohmann::json* stage_named(const nlohmann::json& report, const std::string& name) {
-    for (const auto& s : report["stages"])
-        if (s["name"] == name) return &s;
-    return nullptr;
-}
-
 bool printable(const std::string& s) {
     for (const char c : s)
         if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || static_cast<unsigned char>(c) >= 0x7f) return false;

@@ -46,7 +46,7 @@ std::string faulty_bin() {
     return b != nullptr ? b : "tilepipe_faulty";
 }
 
-const nlohmann::json& stage_named(const nlohmann::json& j, const std::string& name) {
+const nlohmann::json& stage_row(const nlohmann::json& j, const std::string& name) {
     for (const auto& s : j["stages"])
         if (s["name"] == name) return s;
     static const nlohmann::json none;
@@ -63,7 +63,7 @@ TEST(ExitStatus, ACaptureThatCannotBeWrittenFailsTheRunNamingTheFileAndCountsEve
     expect_exact(r.report);
     // Nothing reached /dev/full: every packet the sink got is a write_error drop; the endless
     // source ended because the sink stopped the run.
-    const nlohmann::json& out = stage_named(r.report, "out");
+    const nlohmann::json& out = stage_row(r.report, "out");
     EXPECT_GT(out["in"].get<uint64_t>(), 0u);
     EXPECT_EQ(out["out"], 0);
     EXPECT_EQ(out["drop_reasons"]["write_error"], out["in"]);
@@ -190,7 +190,7 @@ TEST(ExitStatus, AFileReplayedThroughAPortIsReadToItsEndAndEveryRecordIsAccounte
     const uint64_t seen = r.report["delivered"].get<uint64_t>() + r.report["drops"].get<uint64_t>() +
                           r.report["lost_before_source"].get<uint64_t>();
     EXPECT_EQ(seen, static_cast<uint64_t>(td.packets));
-    EXPECT_EQ(stage_named(r.report, "port")["lost_before"], r.report["lost_before_source"]);
+    EXPECT_EQ(stage_row(r.report, "port")["lost_before"], r.report["lost_before_source"]);
 }
 
 TEST(ExitStatus, CtrlCEndsAnEndlessRunWithAnExactReportSayingInterruptedAndStatus130) {

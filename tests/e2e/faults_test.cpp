@@ -29,7 +29,7 @@ std::string farm_yaml(unsigned workers, const std::string& count, const std::str
            "      workers: " + std::to_string(workers) + "\n      worker: [pass]\n  - drop\n";
 }
 
-const nlohmann::json& tile_named(const nlohmann::json& j, const std::string& node) {
+const nlohmann::json& tile_row(const nlohmann::json& j, const std::string& node) {
     for (const auto& t : j["tiles"])
         if (t["node"] == node) return t;
     static const nlohmann::json none;
@@ -38,9 +38,9 @@ const nlohmann::json& tile_named(const nlohmann::json& j, const std::string& nod
 }
 
 // `tilepipe run CONF --json FILE` in the background, for signals.
-class BackgroundRun {
+class SignalledRun {
 public:
-    explicit BackgroundRun(const std::string& conf) {
+    explicit SignalledRun(const std::string& conf) {
         pid_ = fork();
         if (pid_ == 0) {
             const std::string cmd = "cd '" + source_root() + "' && exec '" + tilepipe_bin() + "' run '" + conf +
@@ -49,7 +49,7 @@ public:
             _exit(127);
         }
     }
-    ~BackgroundRun() {
+    ~SignalledRun() {
         if (pid_ > 0 && status_ < 0) {
             kill(pid_, SIGKILL);
             waitpid(pid_, nullptr, 0);
@@ -90,7 +90,7 @@ TEST(Faults, SigtermWhileASinkIsHeldUpDrainsEveryPacketInFlightAndExits143) {
     // the source backs off. SIGTERM (after the first progress line) stops the source; what is
     // in flight waits for the sink and then reaches it.
     const std::string conf = app_file("term.yaml", farm_yaml(4, "0", "chaos: { stall: drop, stall_ms: 5000, after_packets: 50000 }\n"));
-    BackgroundRun run(conf);
+    SignalledRun run(conf);
     ASSERT_TRUE(run.wait_for("packets")) << run.err();
     run.signal(SIGTERM);
     EXPECT_EQ(run.wait(), 143) << run.err();
@@ -102,7 +102,7 @@ TEST(Faults, SigtermWhileASinkIsHeldUpDrainsEveryPacketInFlightAndExits143) {
     EXPECT_TRUE(j["header"]["interrupted"].get<bool>());
     EXPECT_FALSE(j["header"]["cut_short"].get<bool>());
     EXPECT_EQ(j["header"]["exit_status"], 143);
-    EXPECT_GE(tile_named(j, "drop")["stalled_ms"].get<double>(), 5000.0);
+    EXPECT_GE(tile_row(j, "drop")["stalled_ms"].get<double>(), 5000.0);
     EXPECT_NE(run.err().find(kDrainNotice), std::string::npos) << run.err();
     EXPECT_NE(run.err().find("tilepipe: interrupted by SIGTERM\n"), std::string::npos) << run.err();
     fs::remove(conf);
@@ -112,7 +112,7 @@ TEST(Faults, ASecondSigintCutsTheDrainShortAndCountsEveryPacketItFreed) {
     // The sink stands still for ten minutes: the first Ctrl-C's drain cannot end, the second
     // ends the run at once, with a report that lists what was lost where.
     const std::string conf = app_file("cut.yaml", farm_yaml(4, "0", "chaos: { stall: drop, stall_ms: 600000, after_packets: 50000 }\n"));
-    BackgroundRun run(conf);
+    SignalledRun run(conf);
     ASSERT_TRUE(run.wait_for("packets")) << run.err();
     run.signal(SIGINT);
     ASSERT_TRUE(run.wait_for(kDrainNotice)) << run.err();
@@ -221,8 +221,8 @@ TEST(Faults, AStalledWorkerBehindAPoolSmallerThanTheQueuesFillsThemAndNothingIsL
     expect_exact(j);
     EXPECT_EQ(j["delivered"], 200000);
     EXPECT_EQ(j["drops"], 0);
-    EXPECT_GE(tile_named(j, "fw.3")["stalled_ms"].get<double>(), 300.0);
-    EXPECT_EQ(tile_named(j, "fw.2")["stalled_ms"].get<double>(), 0.0);
+    EXPECT_GE(tile_row(j, "fw.3")["stalled_ms"].get<double>(), 300.0);
+    EXPECT_EQ(tile_row(j, "fw.2")["stalled_ms"].get<double>(), 0.0);
     fs::remove(conf);
 }
 

@@ -31,7 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using clock = std::chrono::steady_clock;
-constexpr auto kPatience = std::chrono::seconds(120);  // a loaded machine; not a timing check
 
 // A pipe already full: whoever writes to it blocks until the test reads.
 struct HeldStdout {

@@ -16,12 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const json* stage_named(const json& report, const std::string& name) {
-    for (const auto& s : report["stages"])
-        if (s["name"] == name) return &s;
-    return nullptr;
-}
-
 TEST(Replay, LimitEndsTheReplayAfterNPacketsAndTheReportStaysExact) {
     // Within the third of three passes (4631 packets each), stopped by the limit alone.
     json j = run_json("run conf/forward.yaml --loop 3 --limit 10000");

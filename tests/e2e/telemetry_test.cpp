@@ -29,7 +29,6 @@ namespace fs = std::filesystem;
 using clock = std::chrono::steady_clock;
 
 // Generous bound on waiting for a run to come up on a loaded machine (never a timing check).
-constexpr auto kPatience = std::chrono::seconds(120);
 
 // A file prefix of this test process's own, and the runtime directory EAL makes for it.
 struct Prefix {

@@ -6,12 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
 #include "tests/support/cli.hpp"
 
 namespace tp::test {
+
+// How long a background run may take to get somewhere: a loaded machine, not a timing check.
+inline constexpr auto kPatience = std::chrono::seconds(120);
 
 class BackgroundRun {
 public:

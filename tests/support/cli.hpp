@@ -57,4 +57,11 @@ inline void expect_exact(const nlohmann::json& j) {
     EXPECT_EQ(j["packets"].get<uint64_t>(), j["delivered"].get<uint64_t>() + j["drops"].get<uint64_t>());
 }
 
+// The row of stage `name` in a run report, nullptr when there is none.
+inline const nlohmann::json* stage_named(const nlohmann::json& report, const std::string& name) {
+    for (const auto& s : report["stages"])
+        if (s["name"] == name) return &s;
+    return nullptr;
+}
+
 }  // namespace tp::test

@@ -41,13 +41,13 @@ inline HttpReply http_get(int port, const std::string& path, const std::string& 
     std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n";
     if (!accept.empty()) req += "Accept: " + accept + "\r\n";
     req += "\r\n";
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
         close(fd);
         return r;
     }
     std::string all;
     char buf[8192];
-    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) all.append(buf, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) all.append(buf, static_cast<size_t>(n));
     close(fd);
     const size_t end = all.find("\r\n\r\n");
     if (all.compare(0, 5, "HTTP/") != 0 || end == std::string::npos) return r;

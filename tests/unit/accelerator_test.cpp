@@ -24,7 +24,7 @@
 namespace tp {
 namespace {
 
-struct Task {
+struct Job {
     uint64_t id = 0;
     uint64_t value = 0;
 };
@@ -65,7 +65,7 @@ class AcceleratorDelivery : public testing::TestWithParam<Case> {};
 // and with ordered collection in offload order. Run under ThreadSanitizer too.
 TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) {
     const Case c = GetParam();
-    Accelerator<Task, Task> acc(options_for(c, 3), [](Task t) {
+    Accelerator<Job, Job> acc(options_for(c, 3), [](Job t) {
         t.value = t.id * 3 + 1;
         return t;
     });
@@ -73,8 +73,8 @@ TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) 
     std::vector<int> seen(kTasks, 0);
     uint64_t expected_next = 0;
     uint64_t got = 0;
-    Task r;
-    auto check = [&](const Task& t) {
+    Job r;
+    auto check = [&](const Job& t) {
         ASSERT_LT(t.id, kTasks);
         EXPECT_EQ(t.value, t.id * 3 + 1);
         ++seen[t.id];
@@ -85,7 +85,7 @@ TEST_P(AcceleratorDelivery, EveryTaskComesBackExactlyOnceAndInOrderWhenOrdered) 
         ++got;
     };
     for (uint64_t i = 0; i < kTasks; ++i) {
-        acc.offload(Task{i, 0});
+        acc.offload(Job{i, 0});
         // Read a few now and then, as a caller that overlaps offloading and collecting does.
         if (i % 7 == 0)
             while (acc.try_get_result(r)) check(r);
@@ -308,7 +308,7 @@ TEST(Accelerator, OrderedRoundRobinWaitsForAStalledWorkersTurn) {
         EXPECT_FALSE(acc.try_get_result(r)) << "a result overtook task 0";
         std::this_thread::yield();
     }
-    // Task 0 holds worker 0: tasks 0 and 2 fill it, 1 and 3 go to worker 1, and task 4 waits for
+    // Job 0 holds worker 0: tasks 0 and 2 fill it, 1 and 3 go to worker 1, and task 4 waits for
     // worker 0's turn.
     EXPECT_EQ(accepted, 4);
     farm.release();
@@ -422,7 +422,7 @@ TEST(Accelerator, BadOptionsAreRefusedWithTheirName) {
 
 // Dropping an accelerator with tasks in flight and no end of stream: the destructor stops the
 // workers (a task being run finishes; the tasks queued behind it are dropped, not run), returns
-// promptly and frees every task. Task 0 holds the only worker until the destruction began,
+// promptly and frees every task. Job 0 holds the only worker until the destruction began,
 // with tasks 1-10 queued behind it.
 TEST(Accelerator, DestroyingWithoutWaitStopsTheWorkersAndFreesTheQueuedTasks) {
     using clock = std::chrono::steady_clock;

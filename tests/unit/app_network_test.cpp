@@ -28,7 +28,7 @@
 namespace tp {
 namespace {
 
-test::OrderCheckCounts& counts = test::order_check_counts();
+test::OrderCheckCounts& order_counts = test::order_check_counts();
 
 std::string farm_app(uint32_t workers, const std::string& collect, const std::string& head = "",
                      uint64_t packets = 30000) {
@@ -366,15 +366,15 @@ TEST(AppNetwork, OnAFullEventDeviceRefusedCreditsAreRepaidWithoutSleepingOutAPar
 TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered) {
     for (const char* collect : {"ordered", "unordered"}) {
         SCOPED_TRACE(collect);
-        counts.reset();
+        order_counts.reset();
         AppRunner runner(parse_app_config(farm_app(8, collect, kUdnQueues), "farm.yaml"));  // K = 5: a small K's stress
         const RunReport r = runner.run();
         EXPECT_EQ(r.packets, 30000u);
         EXPECT_EQ(r.delivered, 30000u);
         EXPECT_EQ(r.unaccounted, 0);
         EXPECT_TRUE(r.pools_full());
-        EXPECT_EQ(counts.seen.load(), 30000u);
-        if (std::string(collect) == "ordered") EXPECT_EQ(counts.out_of_order.load(), 0u);
+        EXPECT_EQ(order_counts.seen.load(), 30000u);
+        if (std::string(collect) == "ordered") EXPECT_EQ(order_counts.out_of_order.load(), 0u);
         for (const ChannelReport& c : r.channels)
             if (c.to == "f.collector") EXPECT_EQ(c.capacity, 5u) << c.from;
     }
@@ -382,7 +382,7 @@ TEST(AppNetwork, AFarmOfEightOnUdnDeliversEveryPacketOnceAndInOrderWhereOrdered)
 
 TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChannels) {
     // One queue per tile: the emitter takes its input and the four workers' credits there.
-    counts.reset();
+    order_counts.reset();
     const AppConfig app = parse_app_config(farm_app(4, "ordered", "network: { queues: 1, queue_words: 128 }\n"), "farm.yaml");
     AppPlan plan = plan_app(app);
     const NetworkPlan& np = plan.networks.at(0);
@@ -395,12 +395,12 @@ TEST(AppNetwork, ATileWithMoreInterfacesThanQueuesMultiplexesThemAsLogicalChanne
     const RunReport r = runner.run();
     EXPECT_EQ(r.delivered, 30000u);
     EXPECT_EQ(r.unaccounted, 0);
-    EXPECT_EQ(counts.seen.load(), 30000u);
-    EXPECT_EQ(counts.out_of_order.load(), 0u);
+    EXPECT_EQ(order_counts.seen.load(), 30000u);
+    EXPECT_EQ(order_counts.out_of_order.load(), 0u);
 }
 
 TEST(AppNetwork, LogicalChannelsCanRideTheCatchAll) {
-    counts.reset();
+    order_counts.reset();
     const AppConfig app =
         parse_app_config(farm_app(4, "ordered", "network: { queues: 2, catch_all: shared }\n"), "farm.yaml");
     AppPlan plan = plan_app(app);
@@ -412,7 +412,7 @@ TEST(AppNetwork, LogicalChannelsCanRideTheCatchAll) {
     AppRunner runner(app);
     const RunReport r = runner.run();
     EXPECT_EQ(r.delivered, 30000u);
-    EXPECT_EQ(counts.out_of_order.load(), 0u);
+    EXPECT_EQ(order_counts.out_of_order.load(), 0u);
 }
 
 TEST(AppNetwork, AMessageWithAnUnboundTagLandsInTheCatchAllAndIsCounted) {

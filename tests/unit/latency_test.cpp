@@ -88,7 +88,7 @@ TEST(LatencyHistogram, SmallValuesAreExactAndBucketsTileTheRange) {
     EXPECT_EQ(LatencyHistogram().percentile(0.5), 0u);
 }
 
-RunReport run_yaml(const std::string& yaml) {
+RunReport run_latency_yaml(const std::string& yaml) {
     AppConfig app = parse_app_config(yaml, "test.yaml");
     AppRunner runner(app);
     return runner.run();
@@ -114,7 +114,7 @@ TEST(LatencyHistogram, PrometheusBucketsFoldEachLogLinearBucketUnderTheFirstBoun
 }
 
 TEST(Latency, AllRecordsEveryDeliveredPacketAndEveryNodesQueueWait) {
-    const RunReport r = run_yaml(
+    const RunReport r = run_latency_yaml(
         "latency: all\nruntime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100000 }\n  - pass\n  - drop\n");
     EXPECT_EQ(r.delivered, 100000u);
     EXPECT_EQ(r.latency.end_to_end.samples, r.delivered);
@@ -162,7 +162,7 @@ TEST(Latency, ALiveReadSeesSamplesGrowWhileTheTilesRecord) {
 }
 
 TEST(Latency, SampleNRecordsOnePacketInNAtTheSink) {
-    const RunReport r = run_yaml("latency: sample 64\npipeline:\n  - { stage: synth, count: 100000 }\n  - parse\n  - drop\n");
+    const RunReport r = run_latency_yaml("latency: sample 64\npipeline:\n  - { stage: synth, count: 100000 }\n  - parse\n  - drop\n");
     EXPECT_EQ(r.delivered, 100000u);
     EXPECT_EQ(r.latency.end_to_end.samples, 100000u / 64);
     EXPECT_TRUE(r.latency.nodes.empty());  // residence only with `all`
@@ -171,7 +171,7 @@ TEST(Latency, SampleNRecordsOnePacketInNAtTheSink) {
 TEST(Latency, TheSinksOfAFarmTogetherHoldOneSampleInNOfWhatTheSourceEmitted) {
     // No collector: every worker ends in its own sink. The source picks the samples, so the
     // sinks' shares add up to the source's one in N however the packets were spread.
-    const RunReport r = run_yaml(
+    const RunReport r = run_latency_yaml(
         "latency: sample 10\npipeline:\n  - { stage: synth, count: 100005 }\n"
         "  - farm:\n      workers: 3\n      collect: none\n      worker: [pass, drop]\n");
     EXPECT_EQ(r.delivered, 100005u);
@@ -180,7 +180,7 @@ TEST(Latency, TheSinksOfAFarmTogetherHoldOneSampleInNOfWhatTheSourceEmitted) {
 
 TEST(Latency, DroppedPacketsAreNeverSamples) {
     // `sample` drops every other packet under a counted reason; only the rest reach the sink.
-    const RunReport r = run_yaml(
+    const RunReport r = run_latency_yaml(
         "latency: all\npipeline:\n  - { stage: synth, count: 100000 }\n  - { stage: sample, every: 2 }\n  - drop\n");
     EXPECT_EQ(r.drops, 50000u);
     EXPECT_EQ(r.delivered, 50000u);
@@ -191,7 +191,7 @@ TEST(Latency, DroppedPacketsAreNeverSamples) {
 TEST(Latency, PacketsASinkDropsAreNotSamples) {
     // /dev/full takes the open and refuses every write: the sink drops each packet as
     // write_error (and fails when it closes).
-    const RunReport r = run_yaml(
+    const RunReport r = run_latency_yaml(
         "latency: all\npipeline:\n  - { stage: synth, count: 5000 }\n  - { stage: pcap_out, file: /dev/full }\n");
     EXPECT_EQ(r.delivered, 0u);
     EXPECT_GT(r.stages.back().drop_reasons.at("write_error"), 0u);
@@ -199,7 +199,7 @@ TEST(Latency, PacketsASinkDropsAreNotSamples) {
 }
 
 TEST(Latency, OffRecordsNothing) {
-    const RunReport r = run_yaml("latency: off\npipeline:\n  - { stage: synth, count: 10000 }\n  - drop\n");
+    const RunReport r = run_latency_yaml("latency: off\npipeline:\n  - { stage: synth, count: 10000 }\n  - drop\n");
     EXPECT_EQ(r.delivered, 10000u);
     EXPECT_EQ(r.latency.end_to_end.samples, 0u);
     EXPECT_EQ(to_json(r)["latency_us"]["mode"], "off");
@@ -240,7 +240,7 @@ TEST(IdleMode, EachModeIsTheBackOffItDocuments) {
 
 TEST(IdleMode, EveryModeRunsAPacedAppToTheEndWithEveryPacketAccounted) {
     for (const char* mode : {"auto", "spin", "park"}) {
-        const RunReport r = run_yaml(std::string("runtime: { idle: ") + mode +
+        const RunReport r = run_latency_yaml(std::string("runtime: { idle: ") + mode +
                                      " }\npipeline:\n  - { stage: synth, count: 20000, pps: 400000 }\n  - parse\n  - drop\n");
         EXPECT_EQ(r.delivered, 20000u) << mode;
         EXPECT_EQ(r.unaccounted, 0) << mode;

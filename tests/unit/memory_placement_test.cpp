@@ -66,7 +66,7 @@ std::string farm_app(const std::string& top, const std::string& farm_key = "", c
     return y;
 }
 
-std::string error_of(const std::string& yaml) {
+std::string placement_error(const std::string& yaml) {
     try {
         parse_app_config(yaml, "test.yaml");
     } catch (const LocatedError& e) {
@@ -103,13 +103,13 @@ TEST(MemoryConfig, AFarmCoversItsEmitterWorkersAndCollectorAndANodeOverridesBoth
 }
 
 TEST(MemoryConfig, ABadValueNamesItsPlaceAndTheValues) {
-    EXPECT_NE(error_of(farm_app("memory: fast\n")).find("test.yaml:1:9: unknown memory placement 'fast' (known: local, interleave, first_touch)"),
+    EXPECT_NE(placement_error(farm_app("memory: fast\n")).find("test.yaml:1:9: unknown memory placement 'fast' (known: local, interleave, first_touch)"),
               std::string::npos)
-        << error_of(farm_app("memory: fast\n"));
-    EXPECT_NE(error_of(farm_app("", "", ", memory: near")).find("test.yaml:4:42: unknown memory placement 'near'"), std::string::npos)
-        << error_of(farm_app("", "", ", memory: near"));
-    EXPECT_NE(error_of(farm_app("", "      memory: [local]\n")).find("test.yaml:9:15: memory must be a single value"), std::string::npos)
-        << error_of(farm_app("", "      memory: [local]\n"));
+        << placement_error(farm_app("memory: fast\n"));
+    EXPECT_NE(placement_error(farm_app("", "", ", memory: near")).find("test.yaml:4:42: unknown memory placement 'near'"), std::string::npos)
+        << placement_error(farm_app("", "", ", memory: near"));
+    EXPECT_NE(placement_error(farm_app("", "      memory: [local]\n")).find("test.yaml:9:15: memory must be a single value"), std::string::npos)
+        << placement_error(farm_app("", "      memory: [local]\n"));
 }
 
 TEST(MemoryConfig, SetReachesTheAppAFarmAndANode) {
@@ -133,7 +133,7 @@ TEST(MemoryConfig, SetReachesTheAppAFarmAndANode) {
 TEST(MemoryConfig, OnlyTheFirstStageOfAWorkerChainTakesMemory) {
     const std::string chain = "pipeline:\n  - synth\n  - farm:\n      name: fw\n      worker:\n        - pass\n"
                               "        - { stage: pass, name: second, memory: local }\n  - drop\n";
-    EXPECT_EQ(error_of(chain), "test.yaml:7:48: 'second' is not the first stage of the worker chain of farm 'fw', which runs as "
+    EXPECT_EQ(placement_error(chain), "test.yaml:7:48: 'second' is not the first stage of the worker chain of farm 'fw', which runs as "
                                "one node placed by its first stage's memory: give it on 'pass' or on the farm");
     AppConfig piped = parse_app_config(
         "pipeline:\n  - synth\n  - farm:\n      name: fw\n      worker:\n        pipeline:\n          - pass\n"
@@ -150,7 +150,7 @@ TEST(MemoryConfig, MemoryOnANodeIsItsPlacementOnEveryStage) {
     const AppConfig app = parse_app_config(y, "test.yaml");
     EXPECT_EQ(app.pipeline[1].params.get_uint("copy_bytes"), 4096u);
     EXPECT_EQ(app.pipeline[1].memory.policy, MemoryPolicy::Local);
-    EXPECT_NE(error_of("pipeline:\n  - synth\n  - { stage: dedup, memory: 4096 }\n  - drop\n")
+    EXPECT_NE(placement_error("pipeline:\n  - synth\n  - { stage: dedup, memory: 4096 }\n  - drop\n")
                   .find("test.yaml:3:29: unknown memory placement '4096'"),
               std::string::npos);
 }

@@ -46,7 +46,7 @@ private:
 };
 TILEPIPE_STAGE(DropSome, "test_drop_some", "test: drop packets whose index is 3 mod 7");
 
-RunReport run_yaml(const std::string& yaml) {
+RunReport run_farm_yaml(const std::string& yaml) {
     AppRunner runner(parse_app_config(yaml, "farm.yaml"));
     return runner.run();
 }
@@ -79,7 +79,7 @@ TEST(Farm, EveryDispatchPolicyDeliversEveryPacketExactlyOnceOnEveryTransport) {
         for (const char* dispatch : {"round_robin", "on_demand", "flow_hash"}) {
             for (const char* fuse : kFuse) {
                 SCOPED_TRACE(transport + " " + dispatch + " fuse " + fuse);
-                const RunReport r = run_yaml(farm_yaml(std::string("      workers: 4\n      dispatch: ") + dispatch +
+                const RunReport r = run_farm_yaml(farm_yaml(std::string("      workers: 4\n      dispatch: ") + dispatch +
                                                            "\n      worker: [pass]\n",
                                                        "drop", 20000,
                                                        "transport: " + transport + "\nruntime: { threads: per_tile, fuse: " +
@@ -101,7 +101,7 @@ TEST(Farm, OrderedCollectionRestoresInputOrderEvenWhenWorkersDropOnEveryTranspor
                 SCOPED_TRACE(transport + " " + dispatch + " fuse " + fuse);
                 counts.reset();
                 const uint64_t n = 20000;
-                const RunReport r = run_yaml(farm_yaml(std::string("      workers: 3\n      collect: ordered\n      dispatch: ") +
+                const RunReport r = run_farm_yaml(farm_yaml(std::string("      workers: 3\n      collect: ordered\n      dispatch: ") +
                                                            dispatch + "\n      worker: [test_drop_some, pass]\n",
                                                        "test_order_check", n,
                                                        "transport: " + transport + "\nqueue: 64\nruntime: { threads: per_tile, fuse: " +
@@ -123,7 +123,7 @@ TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
         SCOPED_TRACE(std::string("fuse ") + fuse);
         counts.reset();
         const uint64_t n = 30000;
-        const RunReport r = run_yaml(farm_yaml("      workers: 2\n      collect: ordered\n      worker:\n"
+        const RunReport r = run_farm_yaml(farm_yaml("      workers: 2\n      collect: ordered\n      worker:\n"
                                                "        pipeline: [test_drop_some, pass, pass]\n",
                                                "test_order_check", n, std::string("runtime: { fuse: ") + fuse + " }\n"));
         expect_accounted(r, n);
@@ -134,7 +134,7 @@ TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
 }
 
 TEST(Farm, FlowHashKeepsEachFlowOnOneWorker) {
-    const RunReport one = run_yaml(
+    const RunReport one = run_farm_yaml(
         "pipeline:\n  - stage: synth\n    count: 10000\n    flows: 1\n  - parse\n"
         "  - farm:\n      workers: 4\n      dispatch: flow_hash\n      worker: [pass]\n  - drop\n");
     int busy_workers = 0;
@@ -144,18 +144,18 @@ TEST(Farm, FlowHashKeepsEachFlowOnOneWorker) {
         busy_workers += in != 0;
     }
     EXPECT_EQ(busy_workers, 1);
-    const RunReport many = run_yaml(farm_yaml("      workers: 4\n      dispatch: flow_hash\n      worker: [pass]\n"));
+    const RunReport many = run_farm_yaml(farm_yaml("      workers: 4\n      dispatch: flow_hash\n      worker: [pass]\n"));
     for (int w = 0; w < 4; ++w) EXPECT_GT(stage_in(many, "farm." + std::to_string(w) + "/pass"), 5000u);
 }
 
 TEST(Farm, EmitterlessCollectorlessAndPipelineWorkersCompose) {
     // The parse node dispatches itself; workers feed the drop sink directly.
-    RunReport r = run_yaml(farm_yaml("      name: rss\n      workers: 3\n      emitter: false\n      collect: none\n"
+    RunReport r = run_farm_yaml(farm_yaml("      name: rss\n      workers: 3\n      emitter: false\n      collect: none\n"
                                      "      dispatch: flow_hash\n      worker: [pass]\n"));
     expect_accounted(r, 40000);
     EXPECT_EQ(r.delivered, 40000u);
     // Each worker is a two-tile pipeline; a second farm follows the first.
-    r = run_yaml(
+    r = run_farm_yaml(
         "runtime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 30000\n  - parse\n"
         "  - farm:\n      workers: 2\n      worker:\n        pipeline: [pass, pass]\n"
         "  - farm:\n      workers: 3\n      dispatch: on_demand\n      worker: [pass]\n  - drop\n");
@@ -165,7 +165,7 @@ TEST(Farm, EmitterlessCollectorlessAndPipelineWorkersCompose) {
 }
 
 TEST(Farm, WorkersEndingInSinksDeliverEverything) {
-    const RunReport r = run_yaml(
+    const RunReport r = run_farm_yaml(
         "pipeline:\n  - stage: synth\n    count: 25000\n  - farm:\n      workers: 2\n      collect: none\n"
         "      worker: [pass, drop]\n");
     expect_accounted(r, 25000);
@@ -177,7 +177,7 @@ TEST(Map, OutputEqualsTheSequentialOutputForEveryWorkerCountAndMulticast) {
         for (uint32_t workers : {1u, 2u, 3u, 5u, 8u}) {
             SCOPED_TRACE(std::string(multicast) + " x" + std::to_string(workers));
             counts.reset();
-            const RunReport r = run_yaml(
+            const RunReport r = run_farm_yaml(
                 "runtime: { threads: per_tile }\npipeline:\n  - stage: synth\n    count: 30000\n    flows: 65536\n"
                 "  - parse\n  - map:\n      workers: " + std::to_string(workers) + "\n      multicast: " + multicast +
                 "\n      worker: [test_drop_some, pass]\n  - test_order_check\n");
@@ -195,7 +195,7 @@ TEST(Map, OutputEqualsTheSequentialOutputForEveryWorkerCountAndMulticast) {
 TEST(Map, RunsOverEveryTransport) {
     for (const std::string& transport : transport_names()) {
         SCOPED_TRACE(transport);
-        const RunReport r = run_yaml("transport: " + transport +
+        const RunReport r = run_farm_yaml("transport: " + transport +
                                      "\npipeline:\n  - stage: synth\n    count: 20000\n  - map:\n      workers: 4\n"
                                      "      worker: [pass]\n  - drop\n");
         expect_accounted(r, 20000);

@@ -14,7 +14,7 @@ namespace {
 
 // The LocatedError `f` throws, as the user reads it; "no error" when it throws none.
 template <typename F>
-std::string error_of(F f) {
+std::string thrown_error(F f) {
     try {
         f();
     } catch (const LocatedError& e) {
@@ -117,11 +117,11 @@ TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
     const AppConfig app = never_fused(kFarm);
     const RankLayout l = plan_ranks(app, plan_app(app).graph);
     EXPECT_NO_THROW(check_world(app, l, 3, true));
-    EXPECT_EQ(error_of([&] { check_world(app, l, 2, true); }),
+    EXPECT_EQ(thrown_error([&] { check_world(app, l, 2, true); }),
               "a.yaml:7:14: rank 2 does not exist: mpirun started 2 process(es), ranks 0 to 1 (start it with -np 3)");
-    EXPECT_EQ(error_of([&] { check_world(app, l, 1, false); }),
+    EXPECT_EQ(thrown_error([&] { check_world(app, l, 1, false); }),
               "a.yaml:7:14: rank 2 needs mpirun: run `mpirun -np 3 tilepipe run ...` (without mpirun an app is one process, rank 0)");
-    EXPECT_EQ(error_of([&] { check_world(app, l, 4, true); }),
+    EXPECT_EQ(thrown_error([&] { check_world(app, l, 4, true); }),
               "a.yaml:7:14: the highest rank the app names is 2, but mpirun started 4 processes: start it with -np 3 "
               "(a rank without nodes is refused)");
     const AppConfig plain = parse_app_config("pipeline: [synth, drop]\n", "p.yaml");
@@ -129,7 +129,7 @@ TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
     EXPECT_FALSE(one.named);
     EXPECT_NO_THROW(check_world(plain, one, 1, false));
     EXPECT_NO_THROW(check_world(plain, one, 1, true));
-    EXPECT_NE(error_of([&] { check_world(plain, one, 2, true); }).find("p.yaml:1:1: mpirun started 2 processes, but the app names no rank"),
+    EXPECT_NE(thrown_error([&] { check_world(plain, one, 2, true); }).find("p.yaml:1:1: mpirun started 2 processes, but the app names no rank"),
               std::string::npos);
 }
 
@@ -137,7 +137,7 @@ TEST(RankPlan, ARankWithoutNodesIsRefusedAtTheHighestRank) {
     const AppConfig app = parse_app_config("pipeline:\n  - synth\n  - stage: drop\n    rank: 2\n", "a.yaml");
     const AppPlan plan = plan_app(app);
     const RankLayout l = plan_ranks(app, plan.graph);
-    EXPECT_EQ(error_of([&] { check_rank_layout(app, plan.graph, l); }),
+    EXPECT_EQ(thrown_error([&] { check_rank_layout(app, plan.graph, l); }),
               "a.yaml:4:11: rank 1 holds no node: the app names ranks up to 2 here, and every rank from 0 to it needs a node");
 }
 

@@ -25,7 +25,7 @@ namespace {
 
 using Given = test::Given;
 
-ParamValues params_of(const Given& given) { return test::stage_params("rate_limit", given); }
+ParamValues rate_limit_params(const Given& given) { return test::stage_params("rate_limit", given); }
 
 uint64_t event(const Stage& s, const std::string& name) {
     const auto& names = s.events();
@@ -86,7 +86,7 @@ TEST(RateLimitRegistration, IsAProcessorWithRateOrPpsAndABurst) {
 
 TEST_F(RateLimitTest, BackToBackPacketsPassWhileTheBucketLastsThenAreDropped) {
     // 1 packet per second: no token comes back during the test.
-    RateLimit r(params_of({{"pps", "1"}, {"burst", "10"}}));
+    RateLimit r(rate_limit_params({{"pps", "1"}, {"burst", "10"}}));
     r.open(env_);
     const std::vector<uint8_t> colors = send(r, 100);
     EXPECT_EQ(colors.size(), 10u);
@@ -98,7 +98,7 @@ TEST_F(RateLimitTest, BackToBackPacketsPassWhileTheBucketLastsThenAreDropped) {
 
 TEST_F(RateLimitTest, TheByteRateCountsFrameBytes) {
     // 800 b/s = 100 B/s with a 1000-byte bucket: ten 100-byte frames, then nothing for a second.
-    RateLimit r(params_of({{"rate", "800"}, {"burst", "1000"}}));
+    RateLimit r(rate_limit_params({{"rate", "800"}, {"burst", "1000"}}));
     r.open(env_);
     EXPECT_EQ(send(r, 50, 100).size(), 10u);
     EXPECT_EQ(send(r, 10, 60).size(), 0u);
@@ -108,7 +108,7 @@ TEST_F(RateLimitTest, AfterThePauseTheTokensThatPassAreTheRateTimesTheTimeElapse
     // Bounds come from clock readings around each step, so a loaded machine that delays this
     // thread widens them instead of breaking the test.
     using Clock = std::chrono::steady_clock;
-    RateLimit r(params_of({{"pps", "2000"}, {"burst", "1000"}}));
+    RateLimit r(rate_limit_params({{"pps", "2000"}, {"burst", "1000"}}));
     r.open(env_);
     const auto drain_start = Clock::now();
     send(r, 1500);  // empties the full bucket
@@ -126,7 +126,7 @@ TEST_F(RateLimitTest, AfterThePauseTheTokensThatPassAreTheRateTimesTheTimeElapse
 }
 
 TEST_F(RateLimitTest, MarkModePassesEverythingWithItsColorInTheMbuf) {
-    RateLimit r(params_of({{"pps", "1"}, {"burst", "5"}, {"mode", "mark"}}));
+    RateLimit r(rate_limit_params({{"pps", "1"}, {"burst", "5"}, {"mode", "mark"}}));
     r.open(env_);
     const std::vector<uint8_t> colors = send(r, 20);
     ASSERT_EQ(colors.size(), 20u);
@@ -137,7 +137,7 @@ TEST_F(RateLimitTest, MarkModePassesEverythingWithItsColorInTheMbuf) {
 }
 
 TEST_F(RateLimitTest, SrtcmExcessBurstPassesAYellowBand) {
-    RateLimit r(params_of({{"pps", "1"}, {"burst", "10"}, {"excess_burst", "5"}}));
+    RateLimit r(rate_limit_params({{"pps", "1"}, {"burst", "10"}, {"excess_burst", "5"}}));
     r.open(env_);
     const std::vector<uint8_t> colors = send(r, 40);
     ASSERT_EQ(colors.size(), 15u);
@@ -148,7 +148,7 @@ TEST_F(RateLimitTest, SrtcmExcessBurstPassesAYellowBand) {
 }
 
 TEST_F(RateLimitTest, TrtcmGreenUpToTheCommittedBucketYellowUpToThePeakBucket) {
-    RateLimit r(params_of({{"meter", "trtcm"}, {"pps", "1"}, {"burst", "10"}, {"peak_rate", "2"}, {"peak_burst", "25"}}));
+    RateLimit r(rate_limit_params({{"meter", "trtcm"}, {"pps", "1"}, {"burst", "10"}, {"peak_rate", "2"}, {"peak_burst", "25"}}));
     r.open(env_);
     const std::vector<uint8_t> colors = send(r, 100);
     EXPECT_EQ(count_of(colors, RTE_COLOR_GREEN), 10u);
@@ -157,16 +157,16 @@ TEST_F(RateLimitTest, TrtcmGreenUpToTheCommittedBucketYellowUpToThePeakBucket) {
 }
 
 TEST(RateLimitParams, BadCombinationsAreRefusedAtAParameter) {
-    EXPECT_THROW(RateLimit(params_of({{"burst", "10"}})), LocatedError) << "neither rate nor pps";
+    EXPECT_THROW(RateLimit(rate_limit_params({{"burst", "10"}})), LocatedError) << "neither rate nor pps";
     try {
-        RateLimit r(params_of({{"rate", "1e6"}, {"pps", "100"}, {"burst", "10"}}));
+        RateLimit r(rate_limit_params({{"rate", "1e6"}, {"pps", "100"}, {"burst", "10"}}));
         FAIL() << "rate and pps together accepted";
     } catch (const LocatedError& e) {
         EXPECT_EQ(e.where().line, 3) << "points at pps";
     }
-    EXPECT_THROW(RateLimit(params_of({{"pps", "100"}, {"burst", "0"}})), LocatedError);
-    EXPECT_THROW(RateLimit(params_of({{"pps", "100"}, {"burst", "-3"}})), LocatedError);
-    EXPECT_THROW(RateLimit(params_of({{"meter", "trtcm"}, {"pps", "100"}, {"peak_rate", "50"}, {"burst", "5"}})),
+    EXPECT_THROW(RateLimit(rate_limit_params({{"pps", "100"}, {"burst", "0"}})), LocatedError);
+    EXPECT_THROW(RateLimit(rate_limit_params({{"pps", "100"}, {"burst", "-3"}})), LocatedError);
+    EXPECT_THROW(RateLimit(rate_limit_params({{"meter", "trtcm"}, {"pps", "100"}, {"peak_rate", "50"}, {"burst", "5"}})),
                  LocatedError)
         << "a peak below the committed rate";
 }

@@ -19,7 +19,7 @@ namespace {
 
 using Given = test::Given;
 
-ParamValues params_of(const Given& given) { return test::stage_params("sample", given); }
+ParamValues sample_params(const Given& given) { return test::stage_params("sample", given); }
 
 class SampleTest : public testing::Test {
 protected:
@@ -67,7 +67,7 @@ TEST(SampleRegistration, IsAProcessorWithEveryProbabilityAndSeed) {
 }
 
 TEST_F(SampleTest, EveryNKeepsTheFirstPacketAndEveryNthAfterItAcrossBursts) {
-    Sample s(params_of({{"every", "10"}}));
+    Sample s(sample_params({{"every", "10"}}));
     const std::vector<uint32_t> kept = run(s, 100, 7);  // bursts of 7: the count runs across them
     EXPECT_EQ(kept, (std::vector<uint32_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
     ASSERT_EQ(s.drop_reasons(), std::vector<std::string>{"sampled_out"});
@@ -75,50 +75,50 @@ TEST_F(SampleTest, EveryNKeepsTheFirstPacketAndEveryNthAfterItAcrossBursts) {
 }
 
 TEST_F(SampleTest, EveryOneKeepsEverything) {
-    Sample s(params_of({{"every", "1"}}));
+    Sample s(sample_params({{"every", "1"}}));
     EXPECT_EQ(run(s, 50).size(), 50u);
 }
 
 TEST_F(SampleTest, ProbabilityKeepsAboutThatShare) {
-    Sample s(params_of({{"probability", "0.25"}, {"seed", "42"}}));
+    Sample s(sample_params({{"probability", "0.25"}, {"seed", "42"}}));
     const size_t kept = run(s, 100000).size();
     // Binomial: sd = sqrt(n p (1-p)) ~ 137; allow more than 7 sd.
     EXPECT_NEAR(double(kept), 25000.0, 1000.0);
 }
 
 TEST_F(SampleTest, TheSameSeedKeepsTheSamePacketsAndAnotherSeedOthers) {
-    Sample a(params_of({{"probability", "0.1"}, {"seed", "7"}}));
-    Sample b(params_of({{"probability", "0.1"}, {"seed", "7"}}));
-    Sample c(params_of({{"probability", "0.1"}, {"seed", "8"}}));
+    Sample a(sample_params({{"probability", "0.1"}, {"seed", "7"}}));
+    Sample b(sample_params({{"probability", "0.1"}, {"seed", "7"}}));
+    Sample c(sample_params({{"probability", "0.1"}, {"seed", "8"}}));
     const std::vector<uint32_t> ka = run(a, 5000), kb = run(b, 5000, 5), kc = run(c, 5000);
     EXPECT_EQ(ka, kb) << "burst boundaries do not change the draw";
     EXPECT_NE(ka, kc);
 }
 
 TEST_F(SampleTest, ProbabilityOneKeepsEverythingAndTinyProbabilitiesAlmostNothing) {
-    Sample all(params_of({{"probability", "1"}}));
+    Sample all(sample_params({{"probability", "1"}}));
     EXPECT_EQ(run(all, 1000).size(), 1000u);
-    Sample few(params_of({{"probability", "1e-9"}}));
+    Sample few(sample_params({{"probability", "1e-9"}}));
     EXPECT_LE(run(few, 1000).size(), 1u);
 }
 
 TEST(SampleParams, BadValuesAreRefusedAtTheirParameter) {
     try {
-        Sample s(params_of({{"every", "0"}}));
+        Sample s(sample_params({{"every", "0"}}));
         FAIL() << "every 0 accepted";
     } catch (const LocatedError& e) {
         EXPECT_EQ(e.where().line, 2);
     }
     for (const char* p : {"1.5", "-0.1", "nan"}) {
         try {
-            Sample s(params_of({{"probability", p}}));
+            Sample s(sample_params({{"probability", p}}));
             FAIL() << "probability " << p << " accepted";
         } catch (const LocatedError& e) {
             EXPECT_EQ(e.where().line, 2) << p;
         }
     }
     try {
-        Sample s(params_of({{"probability", "0.5"}, {"every", "4"}}));
+        Sample s(sample_params({{"probability", "0.5"}, {"every", "4"}}));
         FAIL() << "every and probability together accepted";
     } catch (const LocatedError& e) {
         EXPECT_EQ(e.where().line, 3) << "points at 'every'";
