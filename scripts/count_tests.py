@@ -45,7 +45,8 @@ def count(lines):
         t = json.loads(line)
         out = t.get("stdout") or ""
         ok, bad, skip = set(OK.findall(out)), set(FAILED.findall(out)), set(SKIPPED.findall(out))
-        exe = (t.get("command") or [""])[0]
+        # The command less its file selector: one executable (or one launcher and its arguments).
+        exe = " ".join(a for a in t.get("command") or [] if not a.startswith("--tp_file="))
         for case in (ok | bad | skip) if exe else ():
             other = ran_in.setdefault((exe, case), t["name"])
             if other != t["name"]:

@@ -5,7 +5,9 @@
 // (sender id, word) pair the paper describes (the id is the header's source) and a receive
 // pops one queue whatever N is: idle senders cost nothing, unlike a scan over N one-to-one
 // channels. Each sender gets its credits in its own ack queue (`ack_queue` at its tile).
-// The data queue must hold every sender's K messages: N x K x (1 + payload_words) <=
+// The data queue is the interface's own (claimed for its senders' credited pushes: a push
+// without a credit into it, or a logical channel sharing it, is refused; not the catch-all)
+// and must hold every sender's K messages: N x K x (1 + payload_words) <=
 // queue_words, i.e. K <= 128/(2N) for one-word messages in 128-word queues; the constructor
 // throws std::invalid_argument saying so otherwise.
 //
@@ -104,6 +106,10 @@ private:
     static const AsymmetricCreditConfig& checked(Net& net, const AsymmetricCreditConfig& c) {
         detail::check_credits("asymmetric credit channel", c.credits, c.payload_words);
         if (c.senders.empty()) throw std::invalid_argument("asymmetric credit channel: needs at least one sender");
+        if (c.data_queue >= net.catch_all())
+            throw std::invalid_argument("asymmetric credit channel: data queue " + std::to_string(c.data_queue) +
+                                        " is not one of the receiver's " + std::to_string(net.catch_all()) +
+                                        " queues (the catch-all takes every unbound tag; the interface needs a queue of its own)");
         std::vector<bool> seen(net.tiles(), false);
         for (TileId s : c.senders) {
             if (s >= net.tiles() || s == c.receiver || seen[s])

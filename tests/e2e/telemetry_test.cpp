@@ -28,8 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using clock = std::chrono::steady_clock;
 
-// Generous bound on waiting for a run to come up on a loaded machine (never a timing check).
-
 // A file prefix of this test process's own, and the runtime directory EAL makes for it.
 struct Prefix {
     std::string name = "tp-tel-" + std::to_string(getpid());

@@ -402,6 +402,14 @@ TYPED_TEST(CreditContract, ASharedReceiveQueueTakesOnlyCreditedPushes) {
     }
     net.claim(0, c.data_queue, 1);  // nobody claims it now
     net.release_claim(0, c.data_queue);
+    c.data_queue = net.catch_all();  // takes every unbound tag: never the interface's own
+    try {
+        AsymmetricCreditChannel<TypeParam> ch(net, c);
+        FAIL() << "the catch-all made the data queue";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("data queue 1 is not one of the receiver's 1 queues"), std::string::npos)
+            << e.what();
+    }
 }
 
 // The many-to-one interface: senders on their own threads, more threads than CPUs; the
