@@ -2,9 +2,11 @@
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "descriptors/packet_desc.hpp"
 
@@ -22,17 +24,66 @@ MbufPool::MbufPool(const MbufPoolSpec& spec)
     if (cache > RTE_MEMPOOL_CACHE_MAX_SIZE) cache = RTE_MEMPOOL_CACHE_MAX_SIZE;
     if (cache * 4 > spec.mbufs) cache = spec.mbufs / 4;
     const auto room = static_cast<uint16_t>(spec.data_room + RTE_PKTMBUF_HEADROOM);
+    if (!spec.objects.empty()) {
+        place_in(spec, cache, room);
+        return;
+    }
     for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops && !spec.ops.empty(); ++i)
         if (spec.ops == rte_mempool_ops_table.ops[i].name) {
-            mp_ = rte_pktmbuf_pool_create_by_ops(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket,
+            mp_ = rte_pktmbuf_pool_create_by_ops(spec.name.c_str(), spec.mbufs, cache, spec.priv_size, room, spec.socket,
                                                  spec.ops.c_str());
             break;
         }
     if (mp_ == nullptr)  // no such handler (or it failed): DPDK's default
-        mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, 0, room, spec.socket);
+        mp_ = rte_pktmbuf_pool_create(spec.name.c_str(), spec.mbufs, cache, spec.priv_size, room, spec.socket);
     if (mp_ == nullptr)
         throw std::runtime_error("cannot create mbuf pool '" + spec.name + "' of " +
                                  std::to_string(spec.mbufs) + " mbufs: " + rte_strerror(rte_errno));
+}
+
+namespace {
+constexpr size_t kObjectPage = 4096;
+
+uint32_t object_size(const MbufPoolSpec& spec) {
+    rte_mempool_objsz sz;
+    return rte_mempool_calc_obj_size(sizeof(rte_mbuf) + spec.priv_size + RTE_PKTMBUF_HEADROOM + spec.data_room, 0, &sz);
+}
+}  // namespace
+
+// What rte_pktmbuf_pool_create does, with the objects in the caller's memory, packed as in a
+// pool of EAL's: no IOVA is known for such memory, so objects may cross pages (laid out one
+// per 4 KiB page instead, every mbuf header would fall in the same few cache sets).
+void MbufPool::place_in(const MbufPoolSpec& spec, uint32_t cache, uint16_t room) {
+    const auto fail = [&](const std::string& why) {
+        if (mp_ != nullptr) rte_mempool_free(mp_);
+        mp_ = nullptr;
+        throw std::runtime_error("cannot create mbuf pool '" + spec.name + "' of " + std::to_string(spec.mbufs) +
+                                 " mbufs in shared memory: " + why);
+    };
+    if (spec.objects.size() < objects_bytes(spec) || reinterpret_cast<uintptr_t>(spec.objects.data()) % kObjectPage != 0)
+        fail("the memory given is too small or not page-aligned");
+    const uint32_t elt = sizeof(rte_mbuf) + spec.priv_size + room;
+    mp_ = rte_mempool_create_empty(spec.name.c_str(), spec.mbufs, elt, cache, sizeof(rte_pktmbuf_pool_private), spec.socket,
+                                  RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (mp_ == nullptr) fail(rte_strerror(rte_errno));
+    if (rte_mempool_set_ops_byname(mp_, spec.ops.c_str(), nullptr) != 0 &&
+        rte_mempool_set_ops_byname(mp_, rte_mbuf_best_mempool_ops(), nullptr) != 0)
+        fail("no mempool handler");
+    rte_pktmbuf_pool_private priv{};
+    priv.mbuf_data_room_size = room;
+    priv.mbuf_priv_size = spec.priv_size;
+    rte_pktmbuf_pool_init(mp_, &priv);
+    const int added = rte_mempool_populate_iova(mp_, reinterpret_cast<char*>(spec.objects.data()), RTE_BAD_IOVA,
+                                                spec.objects.size(), nullptr, nullptr);
+    if (added < 0) fail(rte_strerror(-added));
+    if (static_cast<uint32_t>(added) != spec.mbufs) fail("room for " + std::to_string(added) + " only");
+    rte_mempool_obj_iter(mp_, rte_pktmbuf_init, nullptr);
+}
+
+size_t MbufPool::objects_bytes(const MbufPoolSpec& spec) {
+    // Packed, and a page for the handler's alignment of the first object, rounded to pages.
+    const size_t bytes = size_t{spec.mbufs} * object_size(spec) + kObjectPage;
+    return (bytes + kObjectPage - 1) / kObjectPage * kObjectPage;
 }
 
 MbufPool::MbufPool(MbufPool&& o) noexcept

@@ -5,7 +5,9 @@
 // using the pool, e.g. at the end of a run, where it must equal `capacity()`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include <rte_mbuf.h>
@@ -26,6 +28,11 @@ struct MbufPoolSpec {
     // in cache; DPDK's default ring is FIFO and cycles through the whole pool. Falls back to
     // the default handler when the driver is missing.
     std::string ops = "stack";
+    uint16_t priv_size = 0;      // bytes between each mbuf's header and its buffer (rte_mbuf_to_priv)
+    // Where the mbufs themselves go: page-aligned memory of at least objects_bytes(spec) that
+    // the caller keeps until the pool is gone (a window shared with another process); empty:
+    // EAL's memory. The pool's header and handler stay in EAL's memory either way.
+    std::span<std::byte> objects;
 };
 
 class MbufPool {
@@ -46,8 +53,12 @@ public:
 
     // Bytes of EAL memory a pool of this spec needs (used to size --no-huge memory).
     static uint64_t footprint(const MbufPoolSpec& spec);
+    // Bytes the mbufs of a spec take laid out on 4 KiB pages (MbufPoolSpec::objects).
+    static size_t objects_bytes(const MbufPoolSpec& spec);
 
 private:
+    void place_in(const MbufPoolSpec& spec, uint32_t cache, uint16_t room);  // spec.objects given
+
     rte_mempool* mp_ = nullptr;
     std::string name_;
     uint32_t capacity_ = 0;

@@ -4,7 +4,10 @@
 # min and max Mpps delivered at the sinks of each case and its ratio to its one-process case.
 #   forward, 64 B and 1514 B frames (synth -> drop, conf/bench/forward_synth.yaml):
 #     1p      one process;
-#     mpi     the drop on rank 1 under `mpirun -np 2` (Open MPI's shared-memory transport);
+#     mpi     the drop on rank 1 under `mpirun -np 2`: one host, so rank 0 lends rank 1 its
+#             packets through memory Open MPI shares between them (MPI_Win_allocate_shared);
+#     msg     the same with `runtime.rank_links: messages`: copied into MPI messages, as
+#             between hosts (over Open MPI's shared-memory transport here);
 #     memif   synth -> port_out in one process, port -> drop in another (conf/memif_*.yaml).
 #   farm (synth 1514 B -> parse -> farm of payload_match -> drop, conf/bench/farm_ids.yaml):
 #     1p      every worker in one process;
@@ -39,6 +42,8 @@ one() {
                  --json "$work/r.json" >/dev/null || die "$name failed" ;;
     fwd-*-mpi) "${mpi[@]}" $bin run conf/bench/forward_synth.yaml --quiet --set synth.size="$size" --set synth.count="$count" \
                  --set drop.rank=1 --json "$work/r.json" >/dev/null || die "$name failed" ;;
+    fwd-*-msg) "${mpi[@]}" $bin run conf/bench/forward_synth.yaml --quiet --set synth.size="$size" --set synth.count="$count" \
+                 --set drop.rank=1 --set runtime.rank_links=messages --json "$work/r.json" >/dev/null || die "$name failed" ;;
     fwd-*-memif)
       local dev="net_memif0,role=server,socket=$sock" cdev="net_memif0,role=client,socket=$sock"
       # DPDK's memif driver logs its connection attempts: kept aside, shown when a side fails.
@@ -54,7 +59,7 @@ one() {
   esac
   mpps "$work/r.json" "$name" >>"$work/$name"
 }
-cases=(fwd-64-1p fwd-64-mpi fwd-64-memif fwd-1514-1p fwd-1514-mpi fwd-1514-memif farm-1p farm-mpi)
+cases=(fwd-64-1p fwd-64-mpi fwd-64-msg fwd-64-memif fwd-1514-1p fwd-1514-mpi fwd-1514-msg fwd-1514-memif farm-1p farm-mpi)
 for _ in $(seq "$reps"); do for c in "${cases[@]}"; do one "$c"; done; done
 median() { sort -g "$1" | awk '{a[NR]=$1} END {printf "%.3f %.3f %.3f\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 for c in "${cases[@]}"; do

@@ -119,6 +119,14 @@ int run(RunArgs args) {
         if (!ranks) std::fprintf(stderr, "tilepipe: %s\n", config_error.c_str());
         return kExitUsage;
     }
+    if (ranks) {
+        try {
+            ranks->share(app, *plan);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "tilepipe: rank %d: %s\n", ranks->rank(), e.what());
+            return kExitRuntime;
+        }
+    }
     if (ranks && ranks->rank() != 0) {  // rank 0 reports for all
         args.json_out.clear();
         args.live = LiveRunArgs{};

@@ -3,12 +3,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 #include "framework/graph/rank_plan.hpp"
 #include "framework/graph/rank_report.hpp"
 
 #ifdef TILEPIPE_HAVE_RANKS
+#include "framework/graph/app_pools.hpp"
+#include "framework/graph/memory_plan.hpp"
 #include "framework/ranks/rank_link.hpp"
+#include "framework/ranks/rank_memory.hpp"
 #include "framework/ranks/rank_world.hpp"
 #endif
 
@@ -44,6 +49,15 @@ public:
             if (!all[r].empty()) std::fprintf(stderr, "tilepipe: rank %zu: %s\n", r, all[r].c_str());
         return world_.agree(any ? 1 : 0) == 0;
     }
+    void share(const AppConfig& app, const AppPlan& plan) override {
+        std::vector<RankMemory::SendLink> sends;
+        for (const GraphNode& g : plan.graph.nodes)
+            if (g.role == NodeRole::RankSend) sends.push_back(RankMemory::SendLink{g.rank_link, g.peer_rank});
+        const MemoryPlan memory = plan_memory(app, plan);
+        const std::vector<MbufPoolSpec> pools(memory.pools.size(), app_pool_spec(app, pool_mbufs(app, plan)));
+        memory_.emplace(world_.links(), sends, pools, app.rank_links != "messages");
+        links_.share(&*memory_);
+    }
     RankLinkTasks* links() override { return &links_; }
     bool agree_started(const std::string& error) override {
         const std::vector<std::string> errors = world_.agree_started(error);
@@ -67,8 +81,10 @@ public:
     int agree_exit(int status) override { return world_.agree(status); }
 
 private:
-    // First: MPI_Finalize (its destructor) comes after the links' tasks and the runner are gone.
+    // First: MPI_Finalize (its destructor) comes after the links' tasks and the runner are gone,
+    // and the shared memory (the pools' mbufs) after the runner.
     RankWorld world_;
+    std::optional<RankMemory> memory_;
     MpiRankLinks links_;
     RankLayout layout_;
     RanksReport merged_;

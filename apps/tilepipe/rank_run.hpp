@@ -35,6 +35,9 @@ public:
     // none): false when any rank found one, rank 0 having printed it (once when every rank
     // found the same, else each with its rank).
     virtual bool agree_config(const std::string& error) = 0;
+    // After agree_config succeeded, on every rank (collective): sets up the memory the ranks of
+    // each host share, so their links lend packets (runtime.rank_links).
+    virtual void share(const AppConfig& app, const AppPlan& plan) = 0;
     virtual RankLinkTasks* links() = 0;
     // After this rank built its part (`error`: why it could not, "" when it did): false when
     // any rank could not, rank 0 having printed each one's error.

@@ -89,7 +89,7 @@ public:
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle)");
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle, rank_links)");
         for (auto it = n.begin(); it != n.end(); ++it) runtime_key(app, it->first, scalar(it->first, "key"), it->second);
     }
 
@@ -106,8 +106,11 @@ public:
             app.idle = scalar(v, "runtime.idle");
             // The modes framework/runtime/idle_mode.hpp maps to a back-off.
             check_choice(v, "runtime.idle", app.idle, {"auto", "spin", "park"});
+        } else if (k == "rank_links") {
+            app.rank_links = scalar(v, "runtime.rank_links");
+            check_choice(v, "runtime.rank_links", app.rank_links, {"auto", "messages"});
         } else {
-            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse, idle)");
+            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse, idle, rank_links)");
         }
     }
 

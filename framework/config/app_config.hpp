@@ -5,7 +5,8 @@
 //   queue: 1024                 # default link capacity in descriptors (optional)
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
 //   runtime: { threads: auto, fuse: auto, idle: auto }  # threads: auto | per_tile;
-//                                # fuse: auto | always | never; idle: auto | spin | park
+//                                # fuse: auto | always | never; idle: auto | spin | park;
+//                                # rank_links: auto | messages (links between ranks of one host)
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   chaos: { stall: fw.3, stall_ms: 200, after_packets: 1000 }  # a fault on purpose (optional)
 //   memory: first_touch         # local | interleave | first_touch (memory_settings.hpp)
@@ -152,6 +153,8 @@ struct AppConfig {
     std::string fuse = "auto";           // auto (fold farm emitters/collectors into their
                                          // neighbours when tiles outnumber CPUs) | always | never
     std::string idle = "auto";           // how an idle tile waits: auto | spin | park (idle_mode.hpp)
+    std::string rank_links = "auto";     // auto (ranks of one host lend packets through shared
+                                         // memory) | messages (every link between ranks copies)
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact

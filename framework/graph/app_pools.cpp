@@ -26,13 +26,15 @@ uint64_t app_pools_footprint(const AppConfig& app, const AppPlan& plan) {
     return plan_memory(app, plan).pools.size() * MbufPool::footprint(app_pool_spec(app, pool_mbufs(app, plan)));
 }
 
-std::vector<std::unique_ptr<MbufPool>> make_app_pools(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory) {
+std::vector<std::unique_ptr<MbufPool>> make_app_pools(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory,
+                                                      const std::function<void(size_t, MbufPoolSpec&)>& place) {
     std::vector<std::unique_ptr<MbufPool>> pools;
     for (size_t i = 0; i < memory.pools.size(); ++i) {
         MbufPoolSpec spec = app_pool_spec(app, pool_mbufs(app, plan));
         spec.name = "tp_pkts_" + std::to_string(g_pool_serial.fetch_add(1));
         // With hugepages nothing binds a pool afterwards: DPDK's socket is its only placement.
         spec.socket = eal_socket_of(memory.pools[i]);
+        if (place) place(i, spec);
         try {
             pools.push_back(std::make_unique<MbufPool>(spec));
         } catch (const std::runtime_error& e) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,7 +22,9 @@ MbufPoolSpec app_pool_spec(const AppConfig& app, uint32_t mbufs);
 uint64_t app_pools_footprint(const AppConfig& app, const AppPlan& plan);
 
 // Creates one pool per place of `memory` (EAL must be up), in its order; binding is the
-// caller's. Throws std::runtime_error with pool_memory_advice when one does not fit.
-std::vector<std::unique_ptr<MbufPool>> make_app_pools(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory);
+// caller's. `place` may set where a pool's mbufs go (its index, its spec). Throws
+// std::runtime_error with pool_memory_advice when one does not fit.
+std::vector<std::unique_ptr<MbufPool>> make_app_pools(const AppConfig& app, const AppPlan& plan, const MemoryPlan& memory,
+                                                      const std::function<void(size_t, MbufPoolSpec&)>& place = {});
 
 }  // namespace tp

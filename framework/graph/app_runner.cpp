@@ -37,6 +37,8 @@ constexpr uint32_t kMapSlots = 64;
 EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     EalOptions o;
     o.memory_bytes = app_pools_footprint(app, plan);
+    for (const GraphNode& g : plan.graph.nodes)  // a link from a rank on this host attaches lent buffers to these
+        if (g.role == NodeRole::RankReceive) o.memory_bytes += MbufPool::footprint(rank_link_header_spec());
     for (const GraphNode& g : plan.graph.nodes)
         for (size_t i : g.stages) {
             const NodeConfig& n = app.pipeline[i];
@@ -59,7 +61,9 @@ AppRunner::AppRunner(const AppConfig& app, AppPlan plan, RankLinkTasks* rank_lin
 
     // `memory:` at setup only: pages are bound (and moved) before a tile runs.
     memory_ = plan_memory(app_, plan_);
-    pools_ = make_app_pools(app_, plan_, memory_);
+    pools_ = make_app_pools(app_, plan_, memory_, [this](size_t i, MbufPoolSpec& spec) {
+        if (rank_links_ != nullptr) rank_links_->place_pool(i, spec);
+    });
     if (app_.trace != 0) {  // every mbuf starts untraced: the trace field is read at every stage
         trace_ = std::make_unique<PacketTrace>(app_.trace);
         for (const auto& p : pools_) trace_->clear_pool(p->get());
@@ -248,7 +252,7 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
         case NodeRole::RankSend:
         case NodeRole::RankReceive:
             if (rank_links_ == nullptr) throw std::logic_error(node.name + ": a link between ranks needs an MPI run");
-            if (node.role == NodeRole::RankSend) return rank_links_->make_send(node, desc_in.at(0));
+            if (node.role == NodeRole::RankSend) return rank_links_->make_send(node, desc_in.at(0), *pools_[memory_.pool_of_node[n]]);
             return rank_links_->make_receive(node, desc_out.at(0), *pools_[memory_.pool_of_node[n]]);
         case NodeRole::Stages: break;
     }

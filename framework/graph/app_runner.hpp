@@ -50,16 +50,31 @@ struct RunOptions {
 // what the sender found waiting, up to kRankLinkMessagePackets packets (a few bursts).
 inline constexpr uint32_t kRankLinkCredits = 8;
 inline constexpr uint32_t kRankLinkMessagePackets = 8 * kBurstMax;
+// The pool of data-less mbufs such a link's receiving end attaches lent buffers to.
+inline MbufPoolSpec rank_link_header_spec() {
+    MbufPoolSpec spec;
+    spec.mbufs = 2 * kRankLinkSlots - 1;
+    spec.cache = 64;
+    spec.data_room = 0;
+    return spec;
+}
 
 // Makes the tasks of a plan's RankSend and RankReceive nodes (the links between ranks: an
 // MPI build's framework/ranks/); an app without ranks has none.
 class RankLinkTasks {
 public:
     virtual ~RankLinkTasks() = default;
-    // Takes what `in` carries and sends it to node.peer_rank.
-    virtual std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in) = 0;
-    // Emits into `out` what node.peer_rank sends, each packet copied into an mbuf of `pool`.
+    // Takes what `in` carries and sends it to node.peer_rank; `pool` is the node's.
+    virtual std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in, MbufPool& pool) = 0;
+    // Emits into `out` what node.peer_rank sends, each packet in an mbuf of `pool` (or one the
+    // sending rank lends).
     virtual std::unique_ptr<Task> make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) = 0;
+    // Where pool `index` (MemoryPlan::pools' order) of this rank puts its mbufs, before it is
+    // made: links that lend packets need them in memory another rank maps. Default: unchanged.
+    virtual void place_pool(size_t index, MbufPoolSpec& spec) {
+        (void)index;
+        (void)spec;
+    }
 };
 
 // EAL settings the app needs: memory for its pools and stages.

@@ -63,6 +63,8 @@ PoolSizing pool_sizing(const AppConfig& app, const AppPlan& plan) {
                 counted[i] = true;
                 s.held += ring_mbufs(app.pipeline[i], worker_params(app, app.pipeline[i], g));
             }
+    for (const GraphNode& g : plan.graph.nodes)  // what a link to a rank on this host may have lent
+        if (g.role == NodeRole::RankSend) s.held += kRankLinkSlots;
     for (const GraphEdge& e : plan.graph.edges) s.in_flight += e.capacity;
     s.in_flight += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
     s.defaults = round_to_pool_size(s.held + std::min(s.in_flight, kInFlightCap));

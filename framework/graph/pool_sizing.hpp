@@ -34,6 +34,10 @@ struct PoolSizing {
 // at 10 Mpps, 6.5 ms of traffic). Pools the apps in conf/ get stay below it.
 inline constexpr uint64_t kInFlightCap = 65536;
 
+// Packets a link between ranks on one host lends at most: its sending rank's pool holds them
+// for good (framework/ranks/shared_rank_link.hpp).
+inline constexpr uint32_t kRankLinkSlots = 2048;
+
 PoolSizing pool_sizing(const AppConfig& app, const AppPlan& plan);
 
 // Pool size the app gets when `pool.mbufs` is not given.

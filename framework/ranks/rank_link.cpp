@@ -11,12 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "descriptors/capture_time.hpp"
 #include "descriptors/mbuf_pool.hpp"
-#include "descriptors/wire_length.hpp"
-#include "framework/metrics/packet_timestamp.hpp"
+#include "framework/ranks/link_common.hpp"
+#include "framework/ranks/shared_rank_link.hpp"
 #include "framework/ranks/stamp_clock.hpp"
-#include "framework/runtime/sequence_field.hpp"
 
 namespace tp {
 
@@ -26,14 +24,8 @@ namespace {
 int data_tag(int link) { return 100 + 2 * link; }
 int credit_tag(int link) { return 101 + 2 * link; }
 constexpr size_t kMessageBytes = 32 * 1024;  // a sender stops adding bursts to a message past this
-// Messages and credits ring no doorbell, so a link end whose peer may answer soon has its idle
-// thread nap (Task::waits_unrung: 50 us) instead of parking for the park timeout (1 ms): a
-// sender's credits cover 8 messages (2048 small packets, about 100 us of a fast link), so a
-// receiver parked longer starves it, and a sender parked longer leaves its credits unused. A
-// sender naps while messages or credits are out; a receiver until its link has been quiet
-// this long (then a message waits a park timeout at most, once).
-constexpr double kQuietLinkSeconds = 0.01;
-
+// Credits cover 8 messages (2048 small packets, about 100 us of a fast link): a receiver parked
+// for the park timeout would starve its sender (hence kQuietLinkSeconds' naps).
 struct WireHeader {
     uint32_t count;  // records that follow
     uint32_t end;    // 1: end of stream (no records)
@@ -54,22 +46,7 @@ static_assert(sizeof(WireHeader) % alignof(WireRecord) == 0, "records are built 
 constexpr uint8_t kHole = 1;         // an ordered farm's hole marker: no packet
 constexpr uint8_t kCaptureTime = 2;  // capture_ns holds the packet's capture time
 
-void check(int rc, const char* what) {
-    if (rc == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING];
-    int n = 0;
-    MPI_Error_string(rc, text, &n);
-    throw std::runtime_error(std::string("link between ranks: ") + what + ": " + std::string(text, static_cast<size_t>(n)));
-}
-
-// The mbuf dynamic fields a link carries, registered once per task (after EAL is up).
-struct Fields {
-    int wire = wire_length_offset();
-    int seq = sequence_field_offset();
-    int entry = entry_tsc_offset();
-    int handoff = handoff_tsc_offset();  // when the last node handed the packet on (latency: all)
-    CaptureTimeField capture = capture_time_field();
-};
+void check(int rc, const char* what) { throw_on_mpi_error(rc, "link between ranks", what); }
 
 class RankSendTask final : public Task {
 public:
@@ -129,14 +106,8 @@ public:
         pending_n_ = 0;
         count_failure_drops(unsent_);  // freed into a message MPI never took
         unsent_ = 0;
-        PacketDesc d[kBurstMax];
-        const uint32_t n = in_->try_recv_burst(d, kBurstMax);
-        for (uint32_t i = 0; i < n; ++i) drop_after_failure(d[i]);
-        if (n != 0 || !in_->closed()) return n != 0;
-        if (in_->try_recv_burst(d, 1) != 0) {  // sent just before the close
-            drop_after_failure(d[0]);
-            return true;
-        }
+        const InputDrain input = drain_input(in_, [this](const PacketDesc& d) { drop_after_failure(d); });
+        if (input != InputDrain::Ended) return input == InputDrain::Moved;
         // Cut short (poll_cut), the run ends now: no end message, no waiting for credits.
         if (cut()) {
             end_after_failure();
@@ -262,7 +233,7 @@ private:
     MPI_Comm comm_;
     int peer_, link_;
     Channel<PacketDesc>* in_;
-    Fields fields_;
+    RankLinkFields fields_;
     std::vector<Slot> slots_;  // one message each; one more than the credits, for the end
     PacketDesc pending_[kRankLinkMessagePackets];  // the next message's packets
     uint32_t pending_n_ = 0;  // of them, taken from the input and not yet in a message
@@ -287,8 +258,8 @@ public:
 
     bool poll() override {
         bool moved = reap_credits();
-        if (at_ < held_.n) {  // what the next node had no room for last time
-            if (!hand_on()) return moved || at_ > 0;
+        if (held_.pending()) {  // what the next node had no room for last time
+            if (!held_.hand_on(out_)) return moved || held_.at > 0;
             moved = true;
         }
         if (!have_msg_) {
@@ -309,7 +280,7 @@ public:
             have_msg_ = false;  // the message's buffer is free: its credit goes back
             if (++owed_ >= kRankLinkCredits / 2) return_credits();  // in batches: a message per few
         }
-        hand_on();
+        held_.hand_on(out_);
         return true;
     }
     bool done() const override { return done_; }
@@ -319,8 +290,7 @@ public:
     // credit returned, so the sender never waits for credits and the link ends with its end
     // message. If MPI itself failed, or the run is cut short, the task just ends.
     bool poll_failed() override {
-        for (uint16_t i = at_; i < held_.n; ++i) drop_after_failure(held_.d[i]);
-        held_.n = at_ = 0;
+        held_.drop([this](const PacketDesc& d) { drop_after_failure(d); });
         if (have_msg_) {
             count_failure_drops(packets_left());
             have_msg_ = false;
@@ -392,13 +362,6 @@ private:
         for (uint32_t i = next_; i < records_; ++i) left += (record(i).flags & kHole) == 0;
         return left;
     }
-    // Offers the held burst downstream; true once all of it went.
-    bool hand_on() {
-        at_ = static_cast<uint16_t>(at_ + out_->try_send_burst(held_.d + at_, held_.n - at_));
-        if (at_ < held_.n) return false;
-        held_.n = at_ = 0;
-        return true;
-    }
     void return_credits() {
         credits_out_.push_back(Credit{owed_, MPI_REQUEST_NULL});
         Credit& c = credits_out_.back();  // a deque: its address stays while the send lasts
@@ -433,13 +396,13 @@ private:
         const unsigned char* data = buf_.data() + data_at_;
         unsigned k = 0;
         uint64_t bytes = 0, packets = 0;
-        held_.n = 0;
+        held_.b.n = 0;
         const StampClock clock;
         const uint64_t now = rte_rdtsc();
         for (uint32_t i = next_; i < next_ + count; ++i) {
             const WireRecord r = record(i);
             if ((r.flags & kHole) != 0) {
-                held_.d[held_.n++] = PacketDesc{nullptr, r.flow_hash, 0, 0, 0};
+                held_.b.d[held_.b.n++] = PacketDesc{nullptr, r.flow_hash, 0, 0, 0};
                 continue;
             }
             rte_mbuf* head = seg_[k++];
@@ -469,13 +432,13 @@ private:
             if ((r.flags & kCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
             PacketDesc d(head, r.flow_hash, descriptor_length(head, pool_), r.port, r.type);
             d.sampled = r.sampled;
-            held_.d[held_.n++] = d;
+            held_.b.d[held_.b.n++] = d;
             bytes += r.bytes;
             ++packets;
         }
         data_at_ = static_cast<size_t>(data - buf_.data());
         next_ += count;
-        at_ = 0;
+        held_.at = 0;
         count_passed(packets, bytes);
         return true;
     }
@@ -487,15 +450,14 @@ private:
     uint32_t room_;
     const uint64_t quiet_tsc_;  // kQuietLinkSeconds in TSC cycles
     uint64_t last_msg_tsc_;     // when the last message came
-    Fields fields_;
+    RankLinkFields fields_;
     std::vector<unsigned char> buf_;
     bool have_msg_ = false;
     uint32_t records_ = 0;  // in the message in hand
     uint32_t next_ = 0;     // its next record to unpack
     size_t data_at_ = 0;    // where that record's bytes start in buf_
     std::vector<rte_mbuf*> seg_;  // grows to the largest burst's mbufs once
-    Burst held_;
-    uint16_t at_ = 0;
+    HeldBurst held_;
     uint32_t owed_ = 0;  // messages emptied whose credit has not gone back
     std::deque<Credit> credits_out_;
     bool ended_link_ = false;  // the end message came
@@ -504,12 +466,21 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Task> MpiRankLinks::make_send(const GraphNode& node, Channel<PacketDesc>* in) {
+std::unique_ptr<Task> MpiRankLinks::make_send(const GraphNode& node, Channel<PacketDesc>* in, MbufPool& pool) {
+    if (memory_ != nullptr)
+        if (void* area = memory_->send_area(node.rank_link)) return make_shared_send(area, memory_->segment(), in, pool);
     return std::make_unique<RankSendTask>(comm_, node.peer_rank, node.rank_link, in);
 }
 
 std::unique_ptr<Task> MpiRankLinks::make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) {
+    if (memory_ != nullptr)
+        if (const auto l = memory_->lender(node.rank_link, node.peer_rank))
+            return make_shared_receive(l->area, l->segment, l->base, out, node.rank_link);
     return std::make_unique<RankReceiveTask>(comm_, node.peer_rank, node.rank_link, out, pool);
+}
+
+void MpiRankLinks::place_pool(size_t index, MbufPoolSpec& spec) {
+    if (memory_ != nullptr) memory_->place_pool(index, spec);
 }
 
 }  // namespace tp

@@ -10,6 +10,9 @@
 // receiver returns credits (a message on the link's credit tag) as it empties messages. End of
 // stream is a message of its own, sent after the last one. Every tile of a link end calls MPI,
 // so the library must provide MPI_THREAD_MULTIPLE (RankWorld checks).
+//
+// Given a RankMemory, a link between two ranks of one host lends packets through it instead
+// (shared_rank_link.hpp), and this rank's pools go where that needs them.
 #pragma once
 
 #include <mpi.h>
@@ -17,6 +20,7 @@
 #include <memory>
 
 #include "framework/graph/app_runner.hpp"
+#include "framework/ranks/rank_memory.hpp"
 
 namespace tp {
 
@@ -24,11 +28,16 @@ class MpiRankLinks final : public RankLinkTasks {
 public:
     // Links exchange their messages on `comm` (a communicator of their own).
     explicit MpiRankLinks(MPI_Comm comm) : comm_(comm) {}
-    std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in) override;
+    // Links between ranks of one host lend through `memory` (outlives the tasks); nullptr:
+    // every link goes by messages.
+    void share(const RankMemory* memory) { memory_ = memory; }
+    std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in, MbufPool& pool) override;
     std::unique_ptr<Task> make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) override;
+    void place_pool(size_t index, MbufPoolSpec& spec) override;
 
 private:
     MPI_Comm comm_;
+    const RankMemory* memory_ = nullptr;
 };
 
 }  // namespace tp

@@ -1,0 +1,417 @@
+#include "framework/ranks/shared_rank_link.hpp"
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "descriptors/mbuf_pool.hpp"
+#include "framework/ranks/link_common.hpp"
+
+namespace tp {
+
+namespace {
+
+constexpr uint32_t kSlots = kRankLinkSlots;
+static_assert((kSlots & (kSlots - 1)) == 0, "slots index by mask");
+
+constexpr uint8_t kLentHole = 1;         // an ordered farm's hole marker: no packet
+constexpr uint8_t kLentCaptureTime = 2;  // capture_ns holds the packet's capture time
+constexpr uint8_t kLentEnd = 4;          // end of stream: no packet, the last record
+constexpr unsigned kMaxHeaders = 4 * kBurstMax;  // header mbufs the receiver attaches per take
+
+// One packet, one cache line. The entry stamp stays a TSC reading: both ends are on one host.
+struct alignas(64) Record {
+    uint64_t mbuf;          // the head mbuf's offset in the sender's segment
+    uint32_t bytes;         // pkt_len
+    uint32_t wire_length;   // wire_length.hpp
+    uint32_t flow_hash;     // a hole's: the number it stands for
+    uint32_t sequence;      // an ordered farm's number (sequence_field.hpp)
+    uint64_t entry_tsc;     // a latency sample's entry stamp
+    uint64_t tx_offload;    // the header lengths parse set
+    uint64_t capture_ns;    // the capture time a pcap source replays (kLentCaptureTime)
+    uint32_t packet_type;   // parse's RTE_PTYPE_* value
+    uint16_t data_off, buf_len;  // the head segment's
+    uint16_t nb_segs;
+    uint8_t port, sampled, type, flags;
+};
+static_assert(sizeof(Record) == 64);
+
+struct LinkArea {
+    alignas(64) std::atomic<uint64_t> published;  // records written (sender)
+    alignas(64) std::atomic<uint64_t> taken;      // records read (receiver)
+    alignas(64) Record slots[kSlots];
+    // Segments lent through the slot that the receiving rank freed (its free callbacks).
+    alignas(64) std::atomic<uint32_t> returned[kSlots];
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
+              "atomics shared between processes must be lock-free");
+
+// In the private area of every mbuf of a lending pool; written by the receiver while lent.
+struct LoanTag {
+    rte_mbuf_ext_shared_info shinfo;
+    uint32_t slot;
+};
+constexpr uint16_t kLoanPriv = RTE_ALIGN(sizeof(LoanTag), RTE_MBUF_PRIV_ALIGN);
+
+// DPDK's free callback of a lent buffer: `addr` is its start (the header's buf_addr), the
+// mbuf's private area just before it.
+void loan_returned(void* addr, void* opaque) {
+    const auto* tag = reinterpret_cast<const LoanTag*>(static_cast<char*>(addr) - kLoanPriv);
+    static_cast<LinkArea*>(opaque)->returned[tag->slot].fetch_add(1, std::memory_order_release);
+}
+
+class SharedSendTask final : public Task {
+public:
+    SharedSendTask(LinkArea* area, std::span<std::byte> segment, Channel<PacketDesc>* in, MbufPool& pool)
+        : area_(area), segment_(segment), in_(in), pool_(pool.get()) {}
+
+    bool poll() override {
+        bool moved = reclaim();
+        set_waits_unrung(reclaimed_ != published_);  // returns ring no doorbell
+        if (end_sent_) {
+            done_ = reclaimed_ == published_;  // every lent packet came back: the pool is whole
+            return moved || done_;
+        }
+        if (at_ == held_n_) {
+            at_ = 0;
+            held_n_ = in_->try_recv_burst(held_, kBurstMax);
+            if (held_n_ == 0) {
+                if (!in_->closed()) return moved;
+                held_n_ = in_->try_recv_burst(held_, kBurstMax);  // sent before the close
+                if (held_n_ == 0) return publish_end() || moved;
+            }
+        }
+        return lend() || moved;
+    }
+    bool done() const override { return done_; }
+    // Frees and counts what it held and what still arrives; once its input ended, sends the
+    // end and waits for what it lent, so the receiving rank ends too and the pool is whole.
+    bool poll_failed() override {
+        for (uint32_t i = at_; i < held_n_; ++i) drop_after_failure(held_[i]);
+        at_ = held_n_ = 0;
+        const InputDrain input = drain_input(in_, [this](const PacketDesc& d) { drop_after_failure(d); });
+        if (input != InputDrain::Ended) return input == InputDrain::Moved;
+        if (cut()) {  // the run ends now
+            end_after_failure();
+            return true;
+        }
+        const bool moved = reclaim();
+        set_waits_unrung(true);
+        if (!end_sent_ && !publish_end()) return moved;
+        if (reclaimed_ != published_) return moved;
+        end_after_failure();
+        return true;
+    }
+
+private:
+    // An mbuf the receiver can attach: every segment a plain mbuf of this rank's shared pools.
+    bool lendable(const rte_mbuf* m) const {
+        for (; m != nullptr; m = m->next) {
+            const auto* p = reinterpret_cast<const std::byte*>(m);
+            if (p < segment_.data() || p >= segment_.data() + segment_.size() || !RTE_MBUF_DIRECT(m) ||
+                rte_mbuf_refcnt_read(m) != 1)
+                return false;
+        }
+        return true;
+    }
+    bool publish_end() {
+        if (published_ - reclaimed_ == kSlots) return false;
+        Record& r = area_->slots[published_ & (kSlots - 1)];
+        r.flags = kLentEnd;
+        r.mbuf = 0;
+        area_->published.store(++published_, std::memory_order_release);
+        end_sent_ = true;
+        return true;
+    }
+    // Writes records for the held packets while slots are free; publishes them at once.
+    bool lend() {
+        uint64_t p = published_;
+        const uint64_t limit = reclaimed_ + kSlots;
+        // The slots' lines were last read by the receiver: ask for all of them at once, or each
+        // record's first store waits out its own transfer (most of this loop's time).
+        for (uint64_t q = p; q < std::min<uint64_t>(limit, p + held_n_ - at_); ++q) rte_prefetch0_write(&area_->slots[q & (kSlots - 1)]);
+        uint64_t packets = 0, bytes = 0;
+        for (; at_ < held_n_ && p < limit; ++at_, ++p) {
+            PacketDesc& d = held_[at_];
+            const uint32_t s = static_cast<uint32_t>(p & (kSlots - 1));
+            Record& r = area_->slots[s];
+            r.flow_hash = d.flow_hash;
+            r.port = d.port;
+            r.sampled = d.sampled;
+            r.type = d.type;
+            rte_mbuf* m = d.mbuf;
+            owned_[s] = m;
+            if (m == nullptr) {
+                r.flags = kLentHole;
+                r.mbuf = 0;
+                continue;
+            }
+            if (!lendable(m)) {
+                rte_mbuf* c = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
+                if (c == nullptr) {  // the pool is out: try again once lent mbufs come back
+                    owned_[s] = nullptr;
+                    break;
+                }
+                free_packet(m);
+                owned_[s] = d.mbuf = m = c;
+            }
+            expect_[s] += m->nb_segs;
+            r.flags = 0;
+            r.mbuf = static_cast<uint64_t>(reinterpret_cast<std::byte*>(m) - segment_.data());
+            r.bytes = rte_pktmbuf_pkt_len(m);
+            r.data_off = m->data_off;
+            r.buf_len = m->buf_len;
+            r.nb_segs = m->nb_segs;
+            r.wire_length = wire_length(m, fields_.wire);
+            r.sequence = packet_sequence(m, fields_.seq);
+            r.entry_tsc = d.sampled ? packet_tsc(m, fields_.entry) : 0;
+            r.tx_offload = m->tx_offload;
+            r.packet_type = m->packet_type;
+            if (capture_ns(m, fields_.capture, r.capture_ns)) r.flags |= kLentCaptureTime;
+            ++packets;
+            bytes += r.bytes;
+        }
+        if (p == published_) return false;
+        area_->published.store(p, std::memory_order_release);
+        published_ = p;
+        count_passed(packets, bytes);
+        return true;
+    }
+    // Frees the mbufs the receiving rank gave back, oldest slot first.
+    bool reclaim() {
+        const uint64_t taken = area_->taken.load(std::memory_order_acquire);
+        rte_mbuf* back[kBurstMax];
+        unsigned k = 0;
+        uint64_t r = reclaimed_;
+        for (; r < taken; ++r) {
+            const uint32_t s = static_cast<uint32_t>(r & (kSlots - 1));
+            rte_mbuf* m = owned_[s];
+            if (m != nullptr) {
+                if (area_->returned[s].load(std::memory_order_acquire) != expect_[s]) break;
+                owned_[s] = nullptr;
+                back[k++] = m;
+                if (k == kBurstMax) {
+                    free_packets(back, k);
+                    k = 0;
+                }
+            }
+        }
+        free_packets(back, k);
+        const bool moved = r != reclaimed_;
+        reclaimed_ = r;
+        return moved;
+    }
+
+    LinkArea* area_;
+    std::span<std::byte> segment_;
+    Channel<PacketDesc>* in_;
+    rte_mempool* pool_;
+    RankLinkFields fields_;
+    PacketDesc held_[kBurstMax];
+    uint32_t at_ = 0, held_n_ = 0;  // held_[at_, held_n_) wait for slots
+    uint64_t published_ = 0;        // records published
+    uint64_t reclaimed_ = 0;        // of them, taken and (packets) given back
+    rte_mbuf* owned_[kSlots] = {};  // per slot: the mbuf lent (nullptr: a hole, the end)
+    // Per slot: the segments lent through it so far. `returned` counts up to it (never reset,
+    // so only the receiving rank writes that line; it wraps as this does).
+    uint32_t expect_[kSlots] = {};
+    bool end_sent_ = false;
+    bool done_ = false;
+};
+
+std::atomic<int> g_header_pool_serial{0};
+
+class SharedReceiveTask final : public Task {
+public:
+    SharedReceiveTask(LinkArea* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out, int link)
+        : area_(area), segment_(segment), sender_base_(sender_base), out_(out),
+          headers_(header_spec(link)),
+          quiet_tsc_(static_cast<uint64_t>(kQuietLinkSeconds * static_cast<double>(rte_get_tsc_hz()))),
+          last_tsc_(rte_rdtsc()) {}
+
+    bool poll() override {
+        bool moved = false;
+        if (held_.pending()) {  // what the next node had no room for last time
+            if (!held_.hand_on(out_)) return held_.at > 0;
+            moved = true;
+        }
+        if (ended_) {
+            out_->close();
+            done_ = true;
+            return true;
+        }
+        const uint64_t pub = area_->published.load(std::memory_order_acquire);
+        if (pub == next_) {
+            set_waits_unrung(rte_rdtsc() - last_tsc_ < quiet_tsc_);
+            return moved;
+        }
+        last_tsc_ = rte_rdtsc();
+        if (!take(static_cast<uint32_t>(std::min<uint64_t>(pub - next_, kBurstMax)))) return moved;  // headers come back
+        held_.hand_on(out_);
+        return true;
+    }
+    bool done() const override { return done_; }
+    // Frees the burst in hand and ends the output; goes on taking what the sender lends, giving
+    // each packet straight back (counted as this failure's drops), until the end record, so the
+    // sender's pool comes back whole. Cut short, it just ends.
+    bool poll_failed() override {
+        held_.drop([this](const PacketDesc& d) { drop_after_failure(d); });
+        if (!out_->closed()) out_->close();
+        if (cut() || ended_) {
+            end_after_failure();
+            return true;
+        }
+        set_waits_unrung(true);
+        const uint64_t pub = area_->published.load(std::memory_order_acquire);
+        if (pub == next_) return false;
+        uint64_t dropped = 0;
+        for (; next_ < pub && !ended_; ++next_) {
+            const uint32_t s = static_cast<uint32_t>(next_ & (kSlots - 1));
+            const Record& r = area_->slots[s];
+            if ((r.flags & kLentEnd) != 0) ended_ = true;
+            else if ((r.flags & kLentHole) == 0) {
+                area_->returned[s].fetch_add(r.nb_segs, std::memory_order_release);
+                ++dropped;
+            }
+        }
+        area_->taken.store(next_, std::memory_order_release);
+        count_failure_drops(dropped);
+        if (ended_) end_after_failure();
+        return true;
+    }
+
+private:
+    static MbufPoolSpec header_spec(int link) {
+        MbufPoolSpec spec = rank_link_header_spec();
+        spec.name = "tp_rlh" + std::to_string(link) + "_" + std::to_string(g_header_pool_serial.fetch_add(1));
+        return spec;
+    }
+    // Attaches one lent segment (at `off` in the sender's segment) to header `h`.
+    void attach(rte_mbuf* h, uint64_t off, uint32_t slot, uint16_t data_off, uint16_t data_len, uint16_t buf_len) {
+        std::byte* seg = segment_ + off;
+        auto* tag = reinterpret_cast<LoanTag*>(seg + sizeof(rte_mbuf));
+        tag->slot = slot;
+        tag->shinfo.free_cb = loan_returned;
+        tag->shinfo.fcb_opaque = area_;
+        rte_mbuf_ext_refcnt_set(&tag->shinfo, 1);
+        rte_pktmbuf_attach_extbuf(h, seg + sizeof(rte_mbuf) + kLoanPriv, RTE_BAD_IOVA, buf_len, &tag->shinfo);
+        h->data_off = data_off;
+        h->data_len = data_len;
+    }
+    // The next `n` records into the held burst; false, taking nothing, when the header pool
+    // cannot give their headers now.
+    bool take(uint32_t n) {
+        rte_mbuf* hdr[kMaxHeaders];
+        unsigned need = 0;
+        uint32_t fit = 0;  // records whose segments fit in hdr
+        for (; fit < n; ++fit) {
+            const Record& r = area_->slots[(next_ + fit) & (kSlots - 1)];
+            const unsigned segs = (r.flags & (kLentHole | kLentEnd)) == 0 ? r.nb_segs : 0;
+            if (need + segs > kMaxHeaders) break;
+            need += segs;
+            if (segs != 0) rte_prefetch0_write(segment_ + r.mbuf + sizeof(rte_mbuf));  // its LoanTag, written below
+        }
+        if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
+        n = fit;
+        unsigned k = 0;
+        if (need != 0 && rte_pktmbuf_alloc_bulk(headers_.get(), hdr, need) != 0) return false;
+        const uint64_t now = rte_rdtsc();
+        uint64_t packets = 0, bytes = 0;
+        held_.b.n = 0;
+        uint32_t i = 0;
+        for (; i < n; ++i) {
+            const uint32_t s = static_cast<uint32_t>((next_ + i) & (kSlots - 1));
+            const Record& r = area_->slots[s];
+            if ((r.flags & kLentEnd) != 0) {
+                ended_ = true;
+                ++i;
+                break;
+            }
+            if ((r.flags & kLentHole) != 0) {
+                held_.b.d[held_.b.n++] = PacketDesc{nullptr, r.flow_hash, 0, 0, 0};
+                continue;
+            }
+            rte_mbuf* head = hdr[k++];
+            attach(head, r.mbuf, s, r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), r.buf_len);
+            if (r.nb_segs > 1) chain(head, r, s, hdr, k);
+            head->pkt_len = r.bytes;
+            head->tx_offload = r.tx_offload;
+            head->packet_type = r.packet_type;
+            wire_length(head, fields_.wire) = r.wire_length;
+            packet_sequence(head, fields_.seq) = r.sequence;
+            if (r.sampled != 0) packet_tsc(head, fields_.entry) = r.entry_tsc;
+            packet_tsc(head, fields_.handoff) = now;  // the next node's queue wait starts here
+            if ((r.flags & kLentCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
+            // An attached mbuf is not simple (descriptor_length): stages read its length.
+            PacketDesc d(head, r.flow_hash, PacketDesc::kLengthSaturated, r.port, r.type);
+            d.sampled = r.sampled;
+            held_.b.d[held_.b.n++] = d;
+            bytes += r.bytes;
+            ++packets;
+        }
+        next_ += i;
+        area_->taken.store(next_, std::memory_order_release);  // the records are read
+        held_.at = 0;
+        count_passed(packets, bytes);
+        return true;
+    }
+    // A chain's segments after the head, read from the sender's mbufs (their links are the
+    // sender's addresses), each attached to one of `hdr` from `k` on.
+    void chain(rte_mbuf* head, const Record& r, uint32_t slot, rte_mbuf** hdr, unsigned& k) {
+        const auto* seg = reinterpret_cast<const rte_mbuf*>(segment_ + r.mbuf);
+        head->data_len = seg->data_len;
+        rte_mbuf* cur = head;
+        for (uint16_t i = 1; i < r.nb_segs; ++i) {
+            const uint64_t off = reinterpret_cast<uintptr_t>(seg->next) - sender_base_;
+            seg = reinterpret_cast<const rte_mbuf*>(segment_ + off);
+            rte_mbuf* h = hdr[k++];
+            attach(h, off, slot, seg->data_off, seg->data_len, seg->buf_len);
+            cur->next = h;
+            cur = h;
+        }
+        head->nb_segs = r.nb_segs;
+    }
+
+    LinkArea* area_;
+    std::byte* segment_;
+    uintptr_t sender_base_;
+    Channel<PacketDesc>* out_;
+    MbufPool headers_;          // data-less mbufs the lent buffers are attached to
+    const uint64_t quiet_tsc_;  // kQuietLinkSeconds in TSC cycles
+    uint64_t last_tsc_;         // when the last record came
+    RankLinkFields fields_;
+    uint64_t next_ = 0;         // the next record to read
+    HeldBurst held_;
+    bool ended_ = false;        // the end record came
+    bool done_ = false;
+};
+
+}  // namespace
+
+size_t shared_link_area_bytes() { return sizeof(LinkArea); }
+
+uint16_t shared_link_mbuf_priv() { return kLoanPriv; }
+
+void init_shared_link_area(void* area) {
+    auto* a = new (area) LinkArea;
+    a->published.store(0, std::memory_order_relaxed);
+    a->taken.store(0, std::memory_order_relaxed);
+    for (auto& r : a->returned) r.store(0, std::memory_order_relaxed);
+}
+
+std::unique_ptr<Task> make_shared_send(void* area, std::span<std::byte> segment, Channel<PacketDesc>* in, MbufPool& pool) {
+    return std::make_unique<SharedSendTask>(static_cast<LinkArea*>(area), segment, in, pool);
+}
+
+std::unique_ptr<Task> make_shared_receive(void* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out,
+                                          int link) {
+    return std::make_unique<SharedReceiveTask>(static_cast<LinkArea*>(area), segment, sender_base, out, link);
+}
+
+}  // namespace tp
