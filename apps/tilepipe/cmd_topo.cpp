@@ -368,7 +368,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
         if (t.reserved(id)) reserved.push_back({t.xy(id).x, t.xy(id).y});
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
-            {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus}, {"idle", app.idle},
+            {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus}, {"idle", app.idle}, {"rank_links", app.rank_links},
             {"nodes", nodes}, {"channels", links}, {"edges", edges_json(plan)}, {"networks", networks_json(app, plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
             {"pools", pools_json(app, plan, memory)}};

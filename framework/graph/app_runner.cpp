@@ -551,6 +551,8 @@ RunReport AppRunner::collect(double wall_seconds, bool live) const {
         TileReport t;
         t.node = node.name;
         if (node.stages.empty()) t.role = stageless_role(g, n);
+        if ((node.role == NodeRole::RankSend || node.role == NodeRole::RankReceive) && rank_links_ != nullptr)
+            t.role += ", " + rank_links_->kind(node);  // "send to rank 1, lent"
         t.tile_x = xy.x;
         t.tile_y = xy.y;
         t.cpu = scheduler_->cpu(plan_.threads.thread_of_node[n]);

@@ -69,6 +69,9 @@ public:
     // Emits into `out` what node.peer_rank sends, each packet in an mbuf of `pool` (or one the
     // sending rank lends).
     virtual std::unique_ptr<Task> make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) = 0;
+    // How the link of a RankSend or RankReceive node carries packets ("lent", "messages"): the
+    // report's tile role says it after the direction.
+    virtual std::string kind(const GraphNode& node) const = 0;
     // Where pool `index` (MemoryPlan::pools' order) of this rank puts its mbufs, before it is
     // made: links that lend packets need them in memory another rank maps. Default: unchanged.
     virtual void place_pool(size_t index, MbufPoolSpec& spec) {

@@ -113,10 +113,13 @@ RanksReport merge_ranks(RunReport& r, const std::vector<json>& summaries, const 
     r.unaccounted = int64_t(r.packets + r.copies) - int64_t(r.delivered) - int64_t(r.drops);
     for (size_t i = 0; i < layout.links.size(); ++i) {
         const RankLink& l = layout.links[i];
-        RankLinkRow row{l.from, l.to, l.from_rank, l.to_rank, 0, 0, 0, 0};
+        RankLinkRow row{l.from, l.to, l.from_rank, l.to_rank, "", 0, 0, 0, 0};
         const std::string name = rank_link_name(static_cast<int>(i), l.from, l.to);
-        if (const json* t = link_end(summaries.at(static_cast<size_t>(l.from_rank)), name, "send"))
+        if (const json* t = link_end(summaries.at(static_cast<size_t>(l.from_rank)), name, "send")) {
             row.sent = (*t)["packets"], row.sent_bytes = (*t)["bytes"];
+            const std::string role = (*t)["role"];  // "send to rank 1, lent"
+            if (const size_t comma = role.rfind(", "); comma != std::string::npos) row.kind = role.substr(comma + 2);
+        }
         if (const json* t = link_end(summaries.at(static_cast<size_t>(l.to_rank)), name, "receive"))
             row.received = (*t)["packets"], row.received_bytes = (*t)["bytes"];
         rr.links.push_back(row);
@@ -138,10 +141,11 @@ std::string format_ranks(const RanksReport& rr) {
     if (rr.links.empty()) return s;
     TextTable l;
     l.add_column("link between ranks", A::Left);
+    l.add_column("kind", A::Left);
     for (const char* h : {"sent", "sent bytes", "received", "received bytes"}) l.add_column(h, A::Right);
     for (const RankLinkRow& k : rr.links)
         l.add_row({k.from + " (rank " + std::to_string(k.from_rank) + ") -> " + k.to + " (rank " + std::to_string(k.to_rank) + ")",
-                   std::to_string(k.sent), std::to_string(k.sent_bytes), std::to_string(k.received), std::to_string(k.received_bytes)});
+                   k.kind, std::to_string(k.sent), std::to_string(k.sent_bytes), std::to_string(k.received), std::to_string(k.received_bytes)});
     return s + l.str();
 }
 
@@ -153,7 +157,7 @@ void add_ranks_json(json& j, const RanksReport& rr) {
     j["rank_links"] = json::array();
     for (const RankLinkRow& k : rr.links)
         j["rank_links"].push_back({{"from", k.from}, {"to", k.to}, {"from_rank", k.from_rank}, {"to_rank", k.to_rank},
-                                   {"sent", k.sent}, {"sent_bytes", k.sent_bytes}, {"received", k.received},
+                                   {"kind", k.kind}, {"sent", k.sent}, {"sent_bytes", k.sent_bytes}, {"received", k.received},
                                    {"received_bytes", k.received_bytes}});
 }
 

@@ -33,6 +33,7 @@ struct RankRow {
 struct RankLinkRow {
     std::string from, to;  // graph nodes
     int from_rank = 0, to_rank = 0;
+    std::string kind;      // "lent" or "messages" (its sending end's tile role says)
     uint64_t sent = 0, sent_bytes = 0;          // taken by the sending end
     uint64_t received = 0, received_bytes = 0;  // handed on by the receiving end
 };

@@ -479,6 +479,12 @@ std::unique_ptr<Task> MpiRankLinks::make_receive(const GraphNode& node, Channel<
     return std::make_unique<RankReceiveTask>(comm_, node.peer_rank, node.rank_link, out, pool);
 }
 
+std::string MpiRankLinks::kind(const GraphNode& node) const {
+    const bool lent = memory_ != nullptr && (node.role == NodeRole::RankSend ? memory_->send_area(node.rank_link) != nullptr
+                                                                             : memory_->lender(node.rank_link, node.peer_rank).has_value());
+    return lent ? "lent" : "messages";
+}
+
 void MpiRankLinks::place_pool(size_t index, MbufPoolSpec& spec) {
     if (memory_ != nullptr) memory_->place_pool(index, spec);
 }

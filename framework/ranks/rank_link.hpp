@@ -34,6 +34,7 @@ public:
     std::unique_ptr<Task> make_send(const GraphNode& node, Channel<PacketDesc>* in, MbufPool& pool) override;
     std::unique_ptr<Task> make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) override;
     void place_pool(size_t index, MbufPoolSpec& spec) override;
+    std::string kind(const GraphNode& node) const override;
 
 private:
     MPI_Comm comm_;

@@ -61,6 +61,10 @@ RankMemory::RankMemory(MPI_Comm world, const std::vector<SendLink>& sends, const
             pool_at_.push_back(bytes);
             bytes += page_up(MbufPool::objects_bytes(spec));
         }
+    // Records name an mbuf by its cache line in the segment, in 32 bits.
+    if (bytes >= (uint64_t{1} << 32) * 64)
+        throw std::runtime_error("memory shared between ranks: the pools take " + std::to_string(bytes >> 30) +
+                                 " GiB, above the 256 GiB a rank can lend from");
     // Each segment on pages of its own (the offset of a byte within its page is the same in
     // every process that maps it, so each aligns alike); one page more for that.
     MPI_Info info;

@@ -23,29 +23,36 @@ static_assert((kSlots & (kSlots - 1)) == 0, "slots index by mask");
 constexpr uint8_t kLentHole = 1;         // an ordered farm's hole marker: no packet
 constexpr uint8_t kLentCaptureTime = 2;  // capture_ns holds the packet's capture time
 constexpr uint8_t kLentEnd = 4;          // end of stream: no packet, the last record
+constexpr uint8_t kLentExtra = 8;        // the slot's Extra holds the packet's other fields
 constexpr unsigned kMaxHeaders = 4 * kBurstMax;  // header mbufs the receiver attaches per take
 
-// One packet, one cache line. The entry stamp stays a TSC reading: both ends are on one host.
-struct alignas(64) Record {
-    uint64_t mbuf;          // the head mbuf's offset in the sender's segment
+// One packet, half a cache line: what a forward needs. The rest (header lengths parse set, a
+// latency sample's entry stamp, a replayed capture time) goes in the slot's Extra, written only
+// when the packet has any (kLentExtra). The entry stamp stays a TSC reading: one host.
+struct alignas(32) Record {
+    uint32_t mbuf;          // the head mbuf's offset in the sender's segment, in cache lines
     uint32_t bytes;         // pkt_len
     uint32_t wire_length;   // wire_length.hpp
     uint32_t flow_hash;     // a hole's: the number it stands for
     uint32_t sequence;      // an ordered farm's number (sequence_field.hpp)
-    uint64_t entry_tsc;     // a latency sample's entry stamp
-    uint64_t tx_offload;    // the header lengths parse set
-    uint64_t capture_ns;    // the capture time a pcap source replays (kLentCaptureTime)
     uint32_t packet_type;   // parse's RTE_PTYPE_* value
-    uint16_t data_off, buf_len;  // the head segment's
+    uint16_t data_off;      // the head segment's
     uint16_t nb_segs;
     uint8_t port, sampled, type, flags;
 };
-static_assert(sizeof(Record) == 64);
+static_assert(sizeof(Record) == 32);
+struct alignas(32) Extra {
+    uint64_t tx_offload;  // the header lengths parse set
+    uint64_t entry_tsc;   // a latency sample's entry stamp (sampled)
+    uint64_t capture_ns;  // the capture time a pcap source replays (kLentCaptureTime)
+};
 
 struct LinkArea {
     alignas(64) std::atomic<uint64_t> published;  // records written (sender)
     alignas(64) std::atomic<uint64_t> taken;      // records read (receiver)
+    uint16_t buf_len;  // of every mbuf lent (the sender's pools are alike); set before any record
     alignas(64) Record slots[kSlots];
+    alignas(64) Extra extra[kSlots];
     // Segments lent through the slot that the receiving rank freed (its free callbacks).
     alignas(64) std::atomic<uint32_t> returned[kSlots];
 };
@@ -69,7 +76,10 @@ void loan_returned(void* addr, void* opaque) {
 class SharedSendTask final : public Task {
 public:
     SharedSendTask(LinkArea* area, std::span<std::byte> segment, Channel<PacketDesc>* in, MbufPool& pool)
-        : area_(area), segment_(segment), in_(in), pool_(pool.get()) {}
+        : area_(area), segment_(segment), in_(in), pool_(pool.get()),
+          buf_len_(static_cast<uint16_t>(rte_pktmbuf_data_room_size(pool.get()))) {
+        area_->buf_len = buf_len_;  // published with the first record
+    }
 
     bool poll() override {
         bool moved = reclaim();
@@ -115,7 +125,7 @@ private:
         for (; m != nullptr; m = m->next) {
             const auto* p = reinterpret_cast<const std::byte*>(m);
             if (p < segment_.data() || p >= segment_.data() + segment_.size() || !RTE_MBUF_DIRECT(m) ||
-                rte_mbuf_refcnt_read(m) != 1)
+                rte_mbuf_refcnt_read(m) != 1 || m->buf_len != buf_len_)
                 return false;
         }
         return true;
@@ -133,9 +143,6 @@ private:
     bool lend() {
         uint64_t p = published_;
         const uint64_t limit = reclaimed_ + kSlots;
-        // The slots' lines were last read by the receiver: ask for all of them at once, or each
-        // record's first store waits out its own transfer (most of this loop's time).
-        for (uint64_t q = p; q < std::min<uint64_t>(limit, p + held_n_ - at_); ++q) rte_prefetch0_write(&area_->slots[q & (kSlots - 1)]);
         uint64_t packets = 0, bytes = 0;
         for (; at_ < held_n_ && p < limit; ++at_, ++p) {
             PacketDesc& d = held_[at_];
@@ -162,18 +169,24 @@ private:
                 owned_[s] = d.mbuf = m = c;
             }
             expect_[s] += m->nb_segs;
-            r.flags = 0;
-            r.mbuf = static_cast<uint64_t>(reinterpret_cast<std::byte*>(m) - segment_.data());
+            r.mbuf = static_cast<uint32_t>((reinterpret_cast<std::byte*>(m) - segment_.data()) / RTE_CACHE_LINE_SIZE);
             r.bytes = rte_pktmbuf_pkt_len(m);
             r.data_off = m->data_off;
-            r.buf_len = m->buf_len;
             r.nb_segs = m->nb_segs;
             r.wire_length = wire_length(m, fields_.wire);
             r.sequence = packet_sequence(m, fields_.seq);
-            r.entry_tsc = d.sampled ? packet_tsc(m, fields_.entry) : 0;
-            r.tx_offload = m->tx_offload;
             r.packet_type = m->packet_type;
-            if (capture_ns(m, fields_.capture, r.capture_ns)) r.flags |= kLentCaptureTime;
+            uint64_t capture = 0;
+            const bool captured = capture_ns(m, fields_.capture, capture);
+            uint8_t flags = 0;
+            if (m->tx_offload != 0 || d.sampled || captured) {
+                Extra& x = area_->extra[s];
+                x.tx_offload = m->tx_offload;
+                x.entry_tsc = d.sampled ? packet_tsc(m, fields_.entry) : 0;
+                x.capture_ns = capture;
+                flags = kLentExtra | (captured ? kLentCaptureTime : 0);
+            }
+            r.flags = flags;
             ++packets;
             bytes += r.bytes;
         }
@@ -212,6 +225,7 @@ private:
     std::span<std::byte> segment_;
     Channel<PacketDesc>* in_;
     rte_mempool* pool_;
+    uint16_t buf_len_;  // of the mbufs it lends: its pools'
     RankLinkFields fields_;
     PacketDesc held_[kBurstMax];
     uint32_t at_ = 0, held_n_ = 0;  // held_[at_, held_n_) wait for slots
@@ -315,13 +329,14 @@ private:
             const unsigned segs = (r.flags & (kLentHole | kLentEnd)) == 0 ? r.nb_segs : 0;
             if (need + segs > kMaxHeaders) break;
             need += segs;
-            if (segs != 0) rte_prefetch0_write(segment_ + r.mbuf + sizeof(rte_mbuf));  // its LoanTag, written below
+            if (segs != 0) rte_prefetch0_write(segment_ + uint64_t{r.mbuf} * RTE_CACHE_LINE_SIZE + sizeof(rte_mbuf));  // its LoanTag
         }
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
         unsigned k = 0;
         if (need != 0 && rte_pktmbuf_alloc_bulk(headers_.get(), hdr, need) != 0) return false;
         const uint64_t now = rte_rdtsc();
+        const uint16_t buf_len = area_->buf_len;
         uint64_t packets = 0, bytes = 0;
         held_.b.n = 0;
         uint32_t i = 0;
@@ -338,16 +353,20 @@ private:
                 continue;
             }
             rte_mbuf* head = hdr[k++];
-            attach(head, r.mbuf, s, r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), r.buf_len);
-            if (r.nb_segs > 1) chain(head, r, s, hdr, k);
+            const uint64_t off = uint64_t{r.mbuf} * RTE_CACHE_LINE_SIZE;
+            attach(head, off, s, r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), buf_len);
+            if (r.nb_segs > 1) chain(head, off, r.nb_segs, s, hdr, k);
             head->pkt_len = r.bytes;
-            head->tx_offload = r.tx_offload;
             head->packet_type = r.packet_type;
             wire_length(head, fields_.wire) = r.wire_length;
             packet_sequence(head, fields_.seq) = r.sequence;
-            if (r.sampled != 0) packet_tsc(head, fields_.entry) = r.entry_tsc;
+            if ((r.flags & kLentExtra) != 0) {
+                const Extra& x = area_->extra[s];
+                head->tx_offload = x.tx_offload;
+                if (r.sampled != 0) packet_tsc(head, fields_.entry) = x.entry_tsc;
+                if ((r.flags & kLentCaptureTime) != 0) set_capture_ns(head, fields_.capture, x.capture_ns);
+            }
             packet_tsc(head, fields_.handoff) = now;  // the next node's queue wait starts here
-            if ((r.flags & kLentCaptureTime) != 0) set_capture_ns(head, fields_.capture, r.capture_ns);
             // An attached mbuf is not simple (descriptor_length): stages read its length.
             PacketDesc d(head, r.flow_hash, PacketDesc::kLengthSaturated, r.port, r.type);
             d.sampled = r.sampled;
@@ -363,11 +382,11 @@ private:
     }
     // A chain's segments after the head, read from the sender's mbufs (their links are the
     // sender's addresses), each attached to one of `hdr` from `k` on.
-    void chain(rte_mbuf* head, const Record& r, uint32_t slot, rte_mbuf** hdr, unsigned& k) {
-        const auto* seg = reinterpret_cast<const rte_mbuf*>(segment_ + r.mbuf);
+    void chain(rte_mbuf* head, uint64_t head_off, uint16_t nb_segs, uint32_t slot, rte_mbuf** hdr, unsigned& k) {
+        const auto* seg = reinterpret_cast<const rte_mbuf*>(segment_ + head_off);
         head->data_len = seg->data_len;
         rte_mbuf* cur = head;
-        for (uint16_t i = 1; i < r.nb_segs; ++i) {
+        for (uint16_t i = 1; i < nb_segs; ++i) {
             const uint64_t off = reinterpret_cast<uintptr_t>(seg->next) - sender_base_;
             seg = reinterpret_cast<const rte_mbuf*>(segment_ + off);
             rte_mbuf* h = hdr[k++];
@@ -375,7 +394,7 @@ private:
             cur->next = h;
             cur = h;
         }
-        head->nb_segs = r.nb_segs;
+        head->nb_segs = nb_segs;
     }
 
     LinkArea* area_;

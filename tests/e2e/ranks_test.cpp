@@ -77,26 +77,35 @@ std::string farm_app(const std::string& source, const std::string& collect, cons
 
 // The ordered farm's workers on ranks 1 and 2 hand back every packet in the capture's order,
 // its bytes, lengths and capture times intact: pcap_out writes the very file one process does.
-TEST(Ranks, OrderedFarmAcrossThreeRanksWritesTheCaptureAsOneProcessDoes) {
+// Both kinds of link: lent (the default on one host; the workers' rank copies what rank 0 lent
+// it into its own pool to lend it back) and messages (as between hosts).
+class RanksBothLinks : public testing::TestWithParam<const char*> {};
+
+TEST_P(RanksBothLinks, OrderedFarmAcrossThreeRanksWritesTheCaptureAsOneProcessDoes) {
     REQUIRE_MPIRUN();
     const std::string cap = pcaps_dir() + "/pcpp__example.pcap";
     const std::string across = tmp_path("across.pcap"), alone = tmp_path("alone.pcap");
     const std::string conf = app_file("ordered.yaml", farm_app("  - stage: pcap\n    file: " + cap + "\n", "ordered",
                                                                  "  - stage: pcap_out\n    file: " + across + "\n"));
     CommandResult r;
-    const nlohmann::json j = mpirun_json(3, conf, &r);
+    const nlohmann::json j = mpirun_json(3, conf + " --set runtime.rank_links=" + GetParam(), &r);
     ASSERT_EQ(r.status, 0) << r.err;
     expect_exact(j);
     EXPECT_EQ(j["delivered"].get<long>(), tcpdump_view(cap).packets);
     ASSERT_EQ(j["ranks"].size(), 3u);
     for (const auto& rank : j["ranks"]) EXPECT_TRUE(rank["pools_full"].get<bool>()) << rank.dump();
     expect_links_whole(j, 8);  // emitter -> 4 workers, 4 workers -> collector
+    const std::string kind = GetParam() == std::string("auto") ? "lent" : "messages";  // one host: auto lends
+    for (const auto& l : j["rank_links"]) EXPECT_EQ(l["kind"], kind) << l.dump();
     const std::string identity = app_file("identity.yaml", "pipeline:\n  - stage: pcap\n    file: " + cap +
                                                                "\n  - stage: pcap_out\n    file: " + alone + "\n");
     expect_exact(run_json("run " + identity));
     EXPECT_TRUE(read_file(alone) == read_file(across)) << "the output differs from one process's";
     fs::remove(across), fs::remove(alone), fs::remove(conf), fs::remove(identity);
 }
+
+INSTANTIATE_TEST_SUITE_P(Links, RanksBothLinks, testing::Values("auto", "messages"),
+                         [](const testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 TEST(Ranks, UnorderedFarmAcrossTwoRanksDeliversEveryPacket) {
     REQUIRE_MPIRUN();

@@ -104,6 +104,9 @@ std::vector<Setting> settings() {
          [](const json& j) { return node_named(j, "rtc.emitter") != nullptr && node_named(j, "rtc.collector") != nullptr; }},
         {"runtime.fuse", "conf/farm.yaml --set runtime.fuse=always", [](const json& j) { return node_named(j, "rtc.emitter") == nullptr; }},
         {"runtime.idle", "conf/default.yaml --set runtime.idle=spin", [](const json& j) { return j["idle"] == "spin"; }},
+        // What the links between ranks are is seen under mpirun (ranks_test checks each link's kind).
+        {"runtime.rank_links", "conf/default.yaml --set drop.rank=1 --set runtime.rank_links=messages",
+         [](const json& j) { return j["rank_links"] == "messages"; }},
         {"FARM.workers", "conf/firewall.yaml --set fw.workers=3", [](const json& j) { return nodes_named_like(j, "fw.") == 3; }},
         {"FARM.dispatch", "conf/farm.yaml --set rtc.dispatch=round_robin",
          [](const json& j) { return any_node(j, "dispatch", "round_robin"); }},
