@@ -123,7 +123,8 @@ int run(RunArgs args) {
         try {
             ranks->share(app, *plan);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "tilepipe: rank %d: %s\n", ranks->rank(), e.what());
+            std::fprintf(stderr, "tilepipe: rank %d: %s (runtime.rank_links: messages needs no shared memory)\n",
+                         ranks->rank(), e.what());
             return kExitRuntime;
         }
     }

@@ -266,7 +266,10 @@ public:
             return moved;
         }
         last_tsc_ = rte_rdtsc();
-        if (!take(static_cast<uint32_t>(std::min<uint64_t>(pub - next_, kBurstMax)))) return moved;  // headers come back
+        if (!take(static_cast<uint32_t>(std::min<uint64_t>(pub - next_, kBurstMax)))) {
+            set_waits_unrung(true);  // headers come back as the next nodes free packets: nothing rings
+            return moved;
+        }
         held_.hand_on(out_);
         return true;
     }
