@@ -337,7 +337,7 @@ private:
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
         unsigned k = 0;
-        if (need != 0 && rte_pktmbuf_alloc_bulk(headers_.get(), hdr, need) != 0) return false;
+        if (need != 0 && !alloc_packets(headers_.get(), hdr, need)) return false;
         const uint64_t now = rte_rdtsc();
         const uint16_t buf_len = area_->buf_len;
         uint64_t packets = 0, bytes = 0;

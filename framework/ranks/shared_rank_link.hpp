@@ -2,13 +2,16 @@
 // sending rank's pools have their mbufs in its shared segment, so it lends each packet instead
 // of copying it.
 //
-// Per packet the sender writes a record (what a message record carries, and where the mbuf is
-// in its segment) into a ring of kRankLinkSlots slots in its segment and publishes it with one
-// release store per burst. The receiver attaches each segment's buffer to a header mbuf of its
+// Per packet the sender writes a 32-byte record (what a message record carries, and where the
+// mbuf is in its segment; header offsets, entry stamp and capture time in a slot beside it only
+// when the packet has them) into a ring of kRankLinkSlots slots in its segment and publishes
+// them with one release store per burst. The receiver attaches each segment's buffer to a header mbuf of its
 // own (an external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is
 // copied. When the receiving rank frees the header, DPDK calls the buffer's free callback (on
 // whichever thread freed it), which marks the slot's segment returned; the sender frees its
-// mbuf into its pool once every segment of the slot came back, oldest slot first. A packet not
+// mbuf into its pool once every segment of the slot came back, oldest slot first (a packet
+// the receiving rank keeps holds back the reuse of the slots after it: at most kRankLinkSlots
+// packets are out, so a stage that kept one for the whole run would stop the link; none does). A packet not
 // wholly in the sender's shared pools (an mbuf another rank lent, a clone) is first copied into
 // the node's pool. End of stream is a record of its own.
 //
