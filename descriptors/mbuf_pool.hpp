@@ -53,11 +53,11 @@ public:
 
     // Bytes of EAL memory a pool of this spec needs (used to size --no-huge memory).
     static uint64_t footprint(const MbufPoolSpec& spec);
-    // Bytes the mbufs of a spec take laid out on 4 KiB pages (MbufPoolSpec::objects).
+    // Bytes the mbufs of a spec take, packed (MbufPoolSpec::objects: page-aligned, this many).
     static size_t objects_bytes(const MbufPoolSpec& spec);
 
 private:
-    void place_in(const MbufPoolSpec& spec, uint32_t cache, uint16_t room);  // spec.objects given
+    void packed(const MbufPoolSpec& spec, uint32_t cache, uint16_t room);  // no hugepages, or spec.objects
 
     rte_mempool* mp_ = nullptr;
     std::string name_;

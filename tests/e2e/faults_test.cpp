@@ -179,7 +179,7 @@ TEST(Faults, APoolLargerThanTheHostsMemoryIsRefusedWithThePoolSizeThatFits) {
 TEST(Faults, APoolThatDoesNotFitTheMemoryGivenToDpdkSaysWhatToChange) {
     // The user's own EAL memory, far too small for the default pool: the error says which pool
     // fits in it, and how much memory the pool needs.
-    const CommandResult r = tilepipe("run conf/default.yaml --quiet --eal '--no-huge -m 24'");
+    const CommandResult r = tilepipe("run conf/default.yaml --quiet --eal '--no-huge -m 16'");
     EXPECT_EQ(r.status, 1) << r.err;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.err, m, std::regex("cannot create mbuf pool 'tp_pkts_0' of 8191 mbufs: .*set "
@@ -187,7 +187,7 @@ TEST(Faults, APoolThatDoesNotFitTheMemoryGivenToDpdkSaysWhatToChange) {
                                                        "DPDK more memory \\(--eal \"-m ([0-9]+)\"\\)")))
         << r.err;
     // Both remedies work.
-    const nlohmann::json fewer = run_json("run conf/default.yaml --set synth.count=10000 --eal '--no-huge -m 24' "
+    const nlohmann::json fewer = run_json("run conf/default.yaml --set synth.count=10000 --eal '--no-huge -m 16' "
                                           "--set pool.mbufs=" + m[1].str());
     expect_exact(fewer);
     const nlohmann::json more = run_json("run conf/default.yaml --set synth.count=10000 --eal '--no-huge -m " + m[2].str() + "'");
