@@ -70,13 +70,17 @@ InputDrain drain_input(Channel<PacketDesc>* in, F&& give_back) {
     return InputDrain::Ended;
 }
 
-// Throws std::runtime_error "WHERE: WHAT: MPI's message" unless `rc` is MPI_SUCCESS.
-inline void throw_on_mpi_error(int rc, const char* where, const char* what) {
-    if (rc == MPI_SUCCESS) return;
+// MPI's message for error code `rc`.
+inline std::string mpi_error_text(int rc) {
     char text[MPI_MAX_ERROR_STRING];
     int n = 0;
     MPI_Error_string(rc, text, &n);
-    throw std::runtime_error(std::string(where) + ": " + what + ": " + std::string(text, static_cast<size_t>(n)));
+    return std::string(text, static_cast<size_t>(n));
+}
+
+// Throws std::runtime_error "WHERE: WHAT: MPI's message" unless `rc` is MPI_SUCCESS.
+inline void throw_on_mpi_error(int rc, const char* where, const char* what) {
+    if (rc != MPI_SUCCESS) throw std::runtime_error(std::string(where) + ": " + what + ": " + mpi_error_text(rc));
 }
 
 }  // namespace tp

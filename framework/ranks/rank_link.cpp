@@ -474,8 +474,12 @@ std::unique_ptr<Task> MpiRankLinks::make_send(const GraphNode& node, Channel<Pac
 
 std::unique_ptr<Task> MpiRankLinks::make_receive(const GraphNode& node, Channel<PacketDesc>* out, MbufPool& pool) {
     if (memory_ != nullptr)
-        if (const auto l = memory_->lender(node.rank_link, node.peer_rank))
-            return make_shared_receive(l->area, l->segment, l->base, out, node.rank_link);
+        if (const auto l = memory_->lender(node.rank_link, node.peer_rank)) {
+            MbufPoolSpec spec = rank_link_header_spec();
+            spec.name = "tp_rlh" + std::to_string(node.rank_link) + "_" + std::to_string(header_pools_.size());
+            header_pools_.push_back(std::make_unique<MbufPool>(spec));
+            return make_shared_receive(l->area, l->segment, l->base, out, *header_pools_.back());
+        }
     return std::make_unique<RankReceiveTask>(comm_, node.peer_rank, node.rank_link, out, pool);
 }
 

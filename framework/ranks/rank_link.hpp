@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "framework/graph/app_runner.hpp"
 #include "framework/ranks/rank_memory.hpp"
@@ -39,6 +40,9 @@ public:
 private:
     MPI_Comm comm_;
     const RankMemory* memory_ = nullptr;
+    // The lending links' header mbufs, one pool per receiving end: here, not in the task, so
+    // they outlive every stage that may still hold one when the runner goes.
+    std::vector<std::unique_ptr<MbufPool>> header_pools_;
 };
 
 }  // namespace tp

@@ -30,10 +30,11 @@ public:
         int link = 0;  // its index (rank_plan.hpp)
         int peer = 0;  // the receiving rank, in `world`
     };
-    // `sends`: the links this rank sends on; `pools`: its pools' specs, in order; `lend`: false
-    // keeps every link on messages (runtime.rank_links: messages). Throws std::runtime_error
-    // when MPI refuses the window.
-    RankMemory(MPI_Comm world, const std::vector<SendLink>& sends, const std::vector<MbufPoolSpec>& pools, bool lend);
+    // `sends`: the links this rank sends on; `pools`: its pools' specs, in order; `can_lend`:
+    // false when this rank may neither lend nor be lent packets (a PCI device needs its pools
+    // in EAL's memory): its links go by messages. Throws std::runtime_error on every rank when
+    // any rank cannot set it up (too little /dev/shm, MPI refuses the window), naming that rank.
+    RankMemory(MPI_Comm world, const std::vector<SendLink>& sends, const std::vector<MbufPoolSpec>& pools, bool can_lend);
     ~RankMemory();
     RankMemory(const RankMemory&) = delete;
     RankMemory& operator=(const RankMemory&) = delete;
@@ -55,10 +56,13 @@ public:
     std::optional<Lender> lender(int link, int peer) const;
 
 private:
+    void set_up(MPI_Comm world, const std::vector<SendLink>& sends, const std::vector<MbufPoolSpec>& pools, bool can_lend);
+    void release() noexcept;
     std::byte* segment_of(int node_rank) const;
 
     MPI_Comm node_ = MPI_COMM_NULL;  // the ranks of this host
     MPI_Win win_ = MPI_WIN_NULL;
+    bool locked_ = false;  // the lock_all epoch is open
     std::vector<int> node_rank_;  // per world rank: its rank in node_, or MPI_UNDEFINED
     std::span<std::byte> segment_;
     std::vector<size_t> pool_at_;  // per pool: its mbufs' offset in the segment (none: not lending)

@@ -107,7 +107,8 @@ public:
         at_ = held_n_ = 0;
         const InputDrain input = drain_input(in_, [this](const PacketDesc& d) { drop_after_failure(d); });
         if (input != InputDrain::Ended) return input == InputDrain::Moved;
-        if (cut()) {  // the run ends now
+        if (cut()) {  // the run ends now, with what has come back so far
+            reclaim();
             end_after_failure();
             return true;
         }
@@ -122,6 +123,7 @@ public:
 private:
     // An mbuf the receiver can attach: every segment a plain mbuf of this rank's shared pools.
     bool lendable(const rte_mbuf* m) const {
+        if (m->nb_segs > kMaxHeaders) return false;  // more than the receiver attaches at once: copied (fewer, fuller segments)
         for (; m != nullptr; m = m->next) {
             const auto* p = reinterpret_cast<const std::byte*>(m);
             if (p < segment_.data() || p >= segment_.data() + segment_.size() || !RTE_MBUF_DIRECT(m) ||
@@ -239,13 +241,10 @@ private:
     bool done_ = false;
 };
 
-std::atomic<int> g_header_pool_serial{0};
-
 class SharedReceiveTask final : public Task {
 public:
-    SharedReceiveTask(LinkArea* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out, int link)
-        : area_(area), segment_(segment), sender_base_(sender_base), out_(out),
-          headers_(header_spec(link)),
+    SharedReceiveTask(LinkArea* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out, MbufPool& headers)
+        : area_(area), segment_(segment), sender_base_(sender_base), out_(out), headers_(headers.get()),
           quiet_tsc_(static_cast<uint64_t>(kQuietLinkSeconds * static_cast<double>(rte_get_tsc_hz()))),
           last_tsc_(rte_rdtsc()) {}
 
@@ -276,17 +275,18 @@ public:
     bool done() const override { return done_; }
     // Frees the burst in hand and ends the output; goes on taking what the sender lends, giving
     // each packet straight back (counted as this failure's drops), until the end record, so the
-    // sender's pool comes back whole. Cut short, it just ends.
+    // sender's pool comes back whole. Cut short, it gives back what was published by then and
+    // ends.
     bool poll_failed() override {
         held_.drop([this](const PacketDesc& d) { drop_after_failure(d); });
         if (!out_->closed()) out_->close();
-        if (cut() || ended_) {
+        if (ended_) {
             end_after_failure();
             return true;
         }
         set_waits_unrung(true);
         const uint64_t pub = area_->published.load(std::memory_order_acquire);
-        if (pub == next_) return false;
+        if (pub == next_ && !cut()) return false;
         uint64_t dropped = 0;
         for (; next_ < pub && !ended_; ++next_) {
             const uint32_t s = static_cast<uint32_t>(next_ & (kSlots - 1));
@@ -299,16 +299,11 @@ public:
         }
         area_->taken.store(next_, std::memory_order_release);
         count_failure_drops(dropped);
-        if (ended_) end_after_failure();
+        if (ended_ || cut()) end_after_failure();
         return true;
     }
 
 private:
-    static MbufPoolSpec header_spec(int link) {
-        MbufPoolSpec spec = rank_link_header_spec();
-        spec.name = "tp_rlh" + std::to_string(link) + "_" + std::to_string(g_header_pool_serial.fetch_add(1));
-        return spec;
-    }
     // Attaches one lent segment (at `off` in the sender's segment) to header `h`.
     void attach(rte_mbuf* h, uint64_t off, uint32_t slot, uint16_t data_off, uint16_t data_len, uint16_t buf_len) {
         std::byte* seg = segment_ + off;
@@ -337,7 +332,7 @@ private:
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
         unsigned k = 0;
-        if (need != 0 && !alloc_packets(headers_.get(), hdr, need)) return false;
+        if (need != 0 && !alloc_packets(headers_, hdr, need)) return false;
         const uint64_t now = rte_rdtsc();
         const uint16_t buf_len = area_->buf_len;
         uint64_t packets = 0, bytes = 0;
@@ -404,7 +399,7 @@ private:
     std::byte* segment_;
     uintptr_t sender_base_;
     Channel<PacketDesc>* out_;
-    MbufPool headers_;          // data-less mbufs the lent buffers are attached to
+    rte_mempool* headers_;      // data-less mbufs the lent buffers are attached to
     const uint64_t quiet_tsc_;  // kQuietLinkSeconds in TSC cycles
     uint64_t last_tsc_;         // when the last record came
     RankLinkFields fields_;
@@ -432,8 +427,8 @@ std::unique_ptr<Task> make_shared_send(void* area, std::span<std::byte> segment,
 }
 
 std::unique_ptr<Task> make_shared_receive(void* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out,
-                                          int link) {
-    return std::make_unique<SharedReceiveTask>(static_cast<LinkArea*>(area), segment, sender_base, out, link);
+                                          MbufPool& headers) {
+    return std::make_unique<SharedReceiveTask>(static_cast<LinkArea*>(area), segment, sender_base, out, headers);
 }
 
 }  // namespace tp

@@ -45,9 +45,10 @@ void init_shared_link_area(void* area);
 // that cannot be lent are copied into `pool` (a lending pool of the node).
 std::unique_ptr<Task> make_shared_send(void* area, std::span<std::byte> segment, Channel<PacketDesc>* in, MbufPool& pool);
 // The receiving end: `area` and `segment` as this process maps them; `sender_base`: the
-// segment's address in the sender's process (the links of its mbuf chains). Its header mbufs
-// come from a pool of its own, named after `link`.
+// segment's address in the sender's process (the links of its mbuf chains). It attaches the
+// lent buffers to mbufs of `headers` (rank_link_header_spec(): data-less), which must outlive
+// whatever holds the packets it hands on.
 std::unique_ptr<Task> make_shared_receive(void* area, std::byte* segment, uintptr_t sender_base, Channel<PacketDesc>* out,
-                                          int link);
+                                          MbufPool& headers);
 
 }  // namespace tp

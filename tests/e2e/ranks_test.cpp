@@ -197,6 +197,18 @@ TEST(Ranks, AStageThatThrowsOnRankOneStopsEveryRankWithAnExactReport) {
     fs::remove(conf);
 }
 
+// Lending pools larger than the host's /dev/shm can hold: every rank stops before the run, each
+// saying why (not one rank alone, leaving the others in a collective call), and points to the
+// setting that needs no shared memory.
+TEST(Ranks, SharedMemoryTheHostCannotHoldStopsEveryRankSayingSo) {
+    REQUIRE_MPIRUN();
+    const CommandResult r = mpirun(2, "run conf/bench/forward_synth.yaml --quiet --set drop.rank=1 --set pool.mbufs=67108863");
+    EXPECT_EQ(r.status, 1) << r.err;
+    for (const char* rank : {"tilepipe: rank 0: memory shared between ranks: ", "tilepipe: rank 1: memory shared between ranks: "})
+        EXPECT_NE(r.err.find(rank), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("runtime.rank_links: messages needs no shared memory"), std::string::npos) << r.err;
+}
+
 TEST(Ranks, RanksTheRunCannotHaveAreRefusedAtTheirPlace) {
     REQUIRE_MPIRUN();
     const std::string conf = app_file("rank2.yaml", "app: ranks_bad\n"

@@ -55,12 +55,12 @@ MbufPoolSpec pool_spec(const std::string& name) {
 class Link {
 public:
     Link(const std::string& name, Kind kind)
-        : comm_(dup_self()), memory_(make_memory(kind, name)), src_(placed(pool_spec(name + "_src"))),
+        : memory_(make_memory(kind, name)), src_(placed(pool_spec(name + "_src"))),
           dst_(pool_spec(name + "_dst")), other_(pool_spec(name + "_oth")), in_(4096), out_(4096) {
         GraphNode node;
         node.rank_link = 0;
         node.peer_rank = 0;
-        links_ = std::make_unique<MpiRankLinks>(comm_);
+        links_ = std::make_unique<MpiRankLinks>(comm_.c);
         if (memory_) links_->share(memory_.get());
         send_ = links_->make_send(node, &in_, src_);
         receive_ = links_->make_receive(node, &out_, dst_);
@@ -137,14 +137,17 @@ public:
     }
 
 private:
-    static MPI_Comm dup_self() {
-        MPI_Comm c;
-        MPI_Comm_dup(MPI_COMM_SELF, &c);
-        return c;
-    }
+    // A communicator of the link's own, freed after everything that uses it.
+    struct OwnComm {
+        MPI_Comm c = MPI_COMM_NULL;
+        OwnComm() { MPI_Comm_dup(MPI_COMM_SELF, &c); }
+        ~OwnComm() { MPI_Comm_free(&c); }
+        OwnComm(const OwnComm&) = delete;
+        OwnComm& operator=(const OwnComm&) = delete;
+    };
     std::unique_ptr<RankMemory> make_memory(Kind kind, const std::string& name) const {
         if (kind == Kind::Messages) return nullptr;
-        return std::make_unique<RankMemory>(comm_, std::vector<RankMemory::SendLink>{{0, 0}},
+        return std::make_unique<RankMemory>(comm_.c, std::vector<RankMemory::SendLink>{{0, 0}},
                                             std::vector<MbufPoolSpec>{pool_spec(name + "_src")}, true);
     }
     MbufPoolSpec placed(MbufPoolSpec spec) const {
@@ -162,7 +165,7 @@ private:
         ++seen_;
     }
 
-    MPI_Comm comm_;
+    OwnComm comm_;
     std::unique_ptr<RankMemory> memory_;  // lending: src_'s mbufs are in its segment
     MbufPool src_, dst_, other_;
     RingChannel<PacketDesc> in_, out_;
