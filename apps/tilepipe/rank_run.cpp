@@ -50,10 +50,10 @@ public:
         return world_.agree(any ? 1 : 0) == 0;
     }
     void share(const AppConfig& app, const AppPlan& plan) override {
+        if (app.rank_links == "messages") return;  // every rank reads the same config: none sets it up
         std::vector<RankMemory::SendLink> sends;
         for (const GraphNode& g : plan.graph.nodes)
             if (g.role == NodeRole::RankSend) sends.push_back(RankMemory::SendLink{g.rank_link, g.peer_rank});
-        if (app.rank_links == "messages") return;  // every rank reads the same config: none sets it up
         const MemoryPlan memory = plan_memory(app, plan);
         const std::vector<MbufPoolSpec> pools(memory.pools.size(), app_pool_spec(app, pool_mbufs(app, plan)));
         memory_.emplace(world_.links(), sends, pools, eal_options_for(app, plan).pci_devices.empty());
