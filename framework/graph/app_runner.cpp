@@ -371,12 +371,11 @@ AppRunner::TrafficClock AppRunner::traffic_clock() const {
         if (in.stage->kind() == StageKind::Source) {
             c.first_emit = c.first_emit == 0 ? first : std::min(c.first_emit, first);
             c.last_emit = std::max(c.last_emit, last);
-        } else if (in.stage->kind() == StageKind::Sink) {
-            c.last_sink = std::max(c.last_sink, last);
-        } else {
-            c.last_other = std::max(c.last_other, last);
-            c.first_other = c.first_other == 0 ? first : std::min(c.first_other, first);
+            continue;
         }
+        if (in.stage->kind() == StageKind::Sink) c.last_sink = std::max(c.last_sink, last);
+        else c.last_other = std::max(c.last_other, last);
+        c.first_other = c.first_other == 0 ? first : std::min(c.first_other, first);
     }
     return c;
 }

@@ -122,7 +122,7 @@ private:
     // The sources' first and last emit and the other stages' last burst (TSC, 0 = none).
     struct TrafficClock {
         uint64_t first_emit = 0, last_emit = 0, last_sink = 0, last_other = 0;
-        uint64_t first_other = 0;  // the other stages' first burst (a rank's part without sources)
+        uint64_t first_other = 0;  // the first burst of any stage but a source (a rank's part without sources)
     };
     TrafficClock traffic_clock() const;
     void collect_edges(RunReport& r) const;  // the app's edges, counted

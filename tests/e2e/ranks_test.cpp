@@ -159,6 +159,10 @@ TEST(Ranks, PipelineWithAStageOnEachRankDeliversAtTheLastRank) {
             ASSERT_TRUE(t.contains("queue_wait_us")) << t.dump();
             EXPECT_LT(t["queue_wait_us"]["p99"].get<double>(), 1e6) << t.dump();
         }
+    // A rank with no source times its nodes over its own traffic: rank 2, a link's end and a
+    // sink, reports them busy, as a rank with a stage between them does.
+    for (const auto& t : j["tiles"])
+        if (t["packets"].get<uint64_t>() > 0 || t["node"] == "drop") EXPECT_GT(t["busy_fraction"].get<double>(), 0.0) << t.dump();
     EXPECT_EQ(j["ranks"][0]["packets"], 5000);
     EXPECT_EQ(j["ranks"][2]["delivered"], 5000);
     expect_links_whole(j, 2);
