@@ -229,15 +229,15 @@ private:
     // pool, without rte_pktmbuf_free's per-mbuf checks and the read of its second header line.
     // Chains take the usual way.
     static void give_back(rte_mbuf** m, unsigned n) {
-        release_to_pool(m, n);
         for (unsigned i = 0; i < n;) {
             if (m[i]->nb_segs != 1) {
-                rte_pktmbuf_free(m[i++]);
+                free_packet(m[i++]);
                 continue;
             }
             rte_mempool* mp = m[i]->pool;
             unsigned j = i + 1;
             while (j < n && m[j]->pool == mp && m[j]->nb_segs == 1) ++j;
+            release_to_pool(m + i, j - i);  // after the last read of these mbufs
             rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m + i), j - i);
             i = j;
         }
