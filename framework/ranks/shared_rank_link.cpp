@@ -76,23 +76,26 @@ struct LinkArea {
     alignas(64) Extra extra[kSlots];
     // Segments lent through the slot that the receiving rank freed (its free callbacks).
     alignas(64) std::atomic<uint32_t> returned[kSlots];
+    // The head segment's reference count and free callback while it is lent through the slot:
+    // written by the receiving rank only. Kept here rather than in the lent mbuf, whose
+    // private area shares an adjacent-line pair with its header: a write there pulled the
+    // sender's header line over to the receiver with it.
+    alignas(64) rte_mbuf_ext_shared_info heads[kSlots];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "atomics shared between processes must be lock-free");
 
-// In the private area of every mbuf of a lending pool; written by the receiver while lent.
+// In the private area of every mbuf of a lending pool: a chain's later segments' reference
+// count and free callback while lent (the head's are the slot's, LinkArea::heads).
 struct LoanTag {
     rte_mbuf_ext_shared_info shinfo;
-    uint32_t slot;
 };
 constexpr uint16_t kLoanPriv = RTE_ALIGN(sizeof(LoanTag), RTE_MBUF_PRIV_ALIGN);
 
-// DPDK's free callback of a lent buffer: `addr` is its start (the header's buf_addr), the
-// mbuf's private area just before it.
-void loan_returned(void* addr, void* opaque) {
-    const auto* tag = reinterpret_cast<const LoanTag*>(static_cast<char*>(addr) - kLoanPriv);
-    static_cast<LinkArea*>(opaque)->returned[tag->slot].fetch_add(1, std::memory_order_release);
-}
+// DPDK's free callback of a lent buffer, on whatever thread of the receiving rank frees it:
+// `opaque` is the slot's count of returned segments. Release: the sender's acquire of the
+// count orders every access to the segment before its reuse.
+void loan_returned(void*, void* opaque) { static_cast<std::atomic<uint32_t>*>(opaque)->fetch_add(1, std::memory_order_release); }
 
 class SharedSendTask final : public Task {
 public:
@@ -254,7 +257,7 @@ private:
     }
 
     // Lent mbufs come back as they left (direct, one reference, checked when lent; the
-    // receiving rank writes only their LoanTag), so a single segment goes straight into its
+    // receiving rank writes nothing in them but a chain's LoanTags), so a single segment goes straight into its
     // pool, without rte_pktmbuf_free's per-mbuf checks and the read of its second header line.
     // Chains take the usual way.
     static void give_back(rte_mbuf** m, unsigned n) {
@@ -359,18 +362,18 @@ private:
         constexpr uint64_t kPerLine = RTE_CACHE_LINE_SIZE / sizeof(Record);
         for (uint64_t q = from & ~(kPerLine - 1); q < to; q += kPerLine) rte_prefetch0(&area_->slots[q & (kSlots - 1)]);
     }
-    // Attaches one lent segment (at `off` in the sender's segment) to header `h`.
-    void attach(rte_mbuf* h, uint64_t off, uint32_t slot, uint16_t data_off, uint16_t data_len, uint16_t buf_len) {
-        std::byte* seg = segment_ + off;
-        auto* tag = reinterpret_cast<LoanTag*>(seg + sizeof(rte_mbuf));
-        tag->slot = slot;
-        tag->shinfo.free_cb = loan_returned;
-        tag->shinfo.fcb_opaque = area_;
-        rte_mbuf_ext_refcnt_set(&tag->shinfo, 1);
-        rte_pktmbuf_attach_extbuf(h, seg + sizeof(rte_mbuf) + kLoanPriv, RTE_BAD_IOVA, buf_len, &tag->shinfo);
+    // Attaches one lent segment (at `off` in the sender's segment) to header `h`, counted back
+    // through `slot` by way of `shinfo` (the slot's for a head, the segment's LoanTag after it).
+    void attach(rte_mbuf* h, uint64_t off, uint32_t slot, rte_mbuf_ext_shared_info* shinfo, uint16_t data_off,
+                uint16_t data_len, uint16_t buf_len) {
+        shinfo->free_cb = loan_returned;
+        shinfo->fcb_opaque = &area_->returned[slot];
+        rte_mbuf_ext_refcnt_set(shinfo, 1);
+        rte_pktmbuf_attach_extbuf(h, segment_ + off + sizeof(rte_mbuf) + kLoanPriv, RTE_BAD_IOVA, buf_len, shinfo);
         h->data_off = data_off;
         h->data_len = data_len;
     }
+    rte_mbuf_ext_shared_info* segment_tag(uint64_t off) { return &reinterpret_cast<LoanTag*>(segment_ + off + sizeof(rte_mbuf))->shinfo; }
     // The next `n` records into the held burst; false, taking nothing, when the header pool
     // cannot give their headers now.
     bool take(uint32_t n) {
@@ -383,7 +386,7 @@ private:
             const unsigned segs = (r.flags & (kLentHole | kLentEnd)) == 0 ? r.nb_segs : 0;
             if (need + segs > kMaxHeaders) break;
             need += segs;
-            if (segs != 0) rte_prefetch0_write(segment_ + uint64_t{r.mbuf} * RTE_CACHE_LINE_SIZE + sizeof(rte_mbuf));  // its LoanTag
+            rte_prefetch0_write(&area_->heads[(next_ + fit) & (kSlots - 1)]);
         }
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
@@ -408,7 +411,7 @@ private:
             }
             rte_mbuf* head = hdr[k++];
             const uint64_t off = uint64_t{r.mbuf} * RTE_CACHE_LINE_SIZE;
-            attach(head, off, s, r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), buf_len);
+            attach(head, off, s, &area_->heads[s], r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), buf_len);
             if (r.nb_segs > 1) chain(head, off, r.nb_segs, s, hdr, k);
             head->pkt_len = r.bytes;
             head->packet_type = r.packet_type;
@@ -444,7 +447,7 @@ private:
             const uint64_t off = reinterpret_cast<uintptr_t>(seg->next) - sender_base_;
             seg = reinterpret_cast<const rte_mbuf*>(segment_ + off);
             rte_mbuf* h = hdr[k++];
-            attach(h, off, slot, seg->data_off, seg->data_len, seg->buf_len);
+            attach(h, off, slot, segment_tag(off), seg->data_off, seg->data_len, seg->buf_len);
             cur->next = h;
             cur = h;
         }
