@@ -11,7 +11,6 @@
 
 #ifdef TILEPIPE_HAVE_RANKS
 #include "framework/graph/app_pools.hpp"
-#include "framework/graph/memory_plan.hpp"
 #include "framework/ranks/rank_link.hpp"
 #include "framework/ranks/rank_memory.hpp"
 #include "framework/ranks/rank_world.hpp"
@@ -54,9 +53,7 @@ public:
         std::vector<RankMemory::SendLink> sends;
         for (const GraphNode& g : plan.graph.nodes)
             if (g.role == NodeRole::RankSend) sends.push_back(RankMemory::SendLink{g.rank_link, g.peer_rank});
-        const MemoryPlan memory = plan_memory(app, plan);
-        const std::vector<MbufPoolSpec> pools(memory.pools.size(), app_pool_spec(app, pool_mbufs(app, plan)));
-        memory_.emplace(world_.links(), sends, pools, eal_options_for(app, plan).pci_devices.empty());
+        memory_.emplace(world_.links(), sends, app_pool_specs(app, plan), eal_options_for(app, plan).pci_devices.empty());
         links_.share(&*memory_);
     }
     RankLinkTasks* links() override { return &links_; }

@@ -18,6 +18,10 @@ namespace tp {
 // A pool of `mbufs` with the app's `pool:` settings (no name).
 MbufPoolSpec app_pool_spec(const AppConfig& app, uint32_t mbufs);
 
+// One spec per place MemoryPlan::pools lists, unnamed and unplaced: the pools make_app_pools
+// creates (a rank that lends its pools to another process lays them out from these first).
+std::vector<MbufPoolSpec> app_pool_specs(const AppConfig& app, const AppPlan& plan);
+
 // EAL memory the app's pools take together.
 uint64_t app_pools_footprint(const AppConfig& app, const AppPlan& plan);
 
