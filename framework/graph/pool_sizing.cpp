@@ -63,8 +63,10 @@ PoolSizing pool_sizing(const AppConfig& app, const AppPlan& plan) {
                 counted[i] = true;
                 s.held += ring_mbufs(app.pipeline[i], worker_params(app, app.pipeline[i], g));
             }
-    for (const GraphNode& g : plan.graph.nodes)  // what a link to a rank on this host may have lent
-        if (g.role == NodeRole::RankSend) s.held += kRankLinkSlots;
+    // What a link to a rank on this host may have lent: any link may, unless the config says
+    // they all go by messages (which of them share a host is only known once the ranks run).
+    for (const GraphNode& g : plan.graph.nodes)
+        if (g.role == NodeRole::RankSend && app.rank_links != "messages") s.held += kRankLinkSlots;
     for (const GraphEdge& e : plan.graph.edges) s.in_flight += e.capacity;
     s.in_flight += plan.graph.nodes.size() * 2 * kBurstMax;  // a burst in hand and one pending per node
     s.defaults = round_to_pool_size(s.held + std::min(s.in_flight, kInFlightCap));

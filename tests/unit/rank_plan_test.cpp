@@ -5,6 +5,7 @@
 
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/pool_sizing.hpp"
 #include "framework/graph/rank_plan.hpp"
 #include "framework/graph/rank_report.hpp"
 #include "framework/ranks/stamp_clock.hpp"
@@ -97,6 +98,18 @@ TEST(RankPlan, EachRanksPartHoldsItsNodesAndTheEndsOfItsLinksInEdgeOrder) {
         EXPECT_EQ(end.peer_rank, 1 + static_cast<int>(w % 2));
     }
     EXPECT_EQ(z.inputs_of(node_named(z, "fw.collector")).size(), 4u);
+}
+
+// A link to a rank of the same host may lend up to kRankLinkSlots of the sending rank's
+// mbufs: its pool holds them beside what it needs in flight, unless every link goes by
+// messages (then none is lent).
+TEST(RankPlan, ASendingRanksPoolHoldsWhatItsLinksMayLendUnlessTheyGoByMessages) {
+    AppConfig app = never_fused(kFarm);
+    const RankLayout l = plan_ranks(app, plan_app(app).graph);
+    const RankPart lending = plan_rank_part(app, plan_app(app), l, 0);  // the emitter's 4 links out
+    app.rank_links = "messages";
+    const RankPart messages = plan_rank_part(app, plan_app(app), l, 0);
+    EXPECT_EQ(pool_sizing(lending.app, lending.plan).held, pool_sizing(messages.app, messages.plan).held + 4 * kRankLinkSlots);
 }
 
 // A map shares its tasks in memory: its emitter, workers and collector run on its rank.
