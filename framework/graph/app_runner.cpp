@@ -38,7 +38,7 @@ EalOptions eal_options_for(const AppConfig& app, const AppPlan& plan) {
     EalOptions o;
     o.memory_bytes = app_pools_footprint(app, plan);
     for (const GraphNode& g : plan.graph.nodes)  // a link from a rank on this host attaches lent buffers to these
-        if (g.role == NodeRole::RankReceive) o.memory_bytes += MbufPool::footprint(rank_link_header_spec());
+        if (g.role == NodeRole::RankReceive && app.rank_links != "messages") o.memory_bytes += MbufPool::footprint(rank_link_header_spec());
     for (const GraphNode& g : plan.graph.nodes)
         for (size_t i : g.stages) {
             const NodeConfig& n = app.pipeline[i];

@@ -5,6 +5,8 @@
 
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_plan.hpp"
+#include "framework/graph/app_pools.hpp"
+#include "framework/graph/app_runner.hpp"
 #include "framework/graph/pool_sizing.hpp"
 #include "framework/graph/rank_plan.hpp"
 #include "framework/graph/rank_report.hpp"
@@ -101,15 +103,23 @@ TEST(RankPlan, EachRanksPartHoldsItsNodesAndTheEndsOfItsLinksInEdgeOrder) {
 }
 
 // A link to a rank of the same host may lend up to kRankLinkSlots of the sending rank's
-// mbufs: its pool holds them beside what it needs in flight, unless every link goes by
-// messages (then none is lent).
-TEST(RankPlan, ASendingRanksPoolHoldsWhatItsLinksMayLendUnlessTheyGoByMessages) {
+// mbufs: its pool holds them beside what it needs in flight, and the receiving rank has
+// data-less mbufs to attach them to; unless every link goes by messages (then none is lent).
+TEST(RankPlan, LinksTakeLendingMemoryOnBothRanksUnlessTheyGoByMessages) {
     AppConfig app = never_fused(kFarm);
     const RankLayout l = plan_ranks(app, plan_app(app).graph);
     const RankPart lending = plan_rank_part(app, plan_app(app), l, 0);  // the emitter's 4 links out
     app.rank_links = "messages";
     const RankPart messages = plan_rank_part(app, plan_app(app), l, 0);
     EXPECT_EQ(pool_sizing(lending.app, lending.plan).held, pool_sizing(messages.app, messages.plan).held + 4 * kRankLinkSlots);
+    // Rank 1 receives on 2 links: a pool of data-less mbufs each to attach lent buffers to.
+    app.rank_links = "auto";
+    const RankPart receiving = plan_rank_part(app, plan_app(app), l, 1);
+    app.rank_links = "messages";
+    const RankPart copying = plan_rank_part(app, plan_app(app), l, 1);
+    EXPECT_EQ(eal_options_for(receiving.app, receiving.plan).memory_bytes - app_pools_footprint(receiving.app, receiving.plan),
+              eal_options_for(copying.app, copying.plan).memory_bytes - app_pools_footprint(copying.app, copying.plan) +
+                  2 * MbufPool::footprint(rank_link_header_spec()));
 }
 
 // A map shares its tasks in memory: its emitter, workers and collector run on its rank.
