@@ -58,7 +58,7 @@ struct alignas(32) Extra {
 // streaming stores. They are weakly ordered: publish() fences them before the release store
 // of `published`. The receiver then reads the lines from memory, a burst ahead (take()).
 inline void put_record(Record& slot, const Record& r) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)  // ThreadSanitizer sees no streaming store: plain ones there
     const auto* src = reinterpret_cast<const __m128i*>(&r);
     auto* dst = reinterpret_cast<__m128i*>(&slot);
     _mm_stream_si128(dst, _mm_load_si128(src));
@@ -78,8 +78,9 @@ struct LinkArea {
     alignas(64) std::atomic<uint32_t> returned[kSlots];
     // The head segment's reference count and free callback while it is lent through the slot:
     // written by the receiving rank only. Kept here rather than in the lent mbuf, whose
-    // private area shares an adjacent-line pair with its header: a write there pulled the
-    // sender's header line over to the receiver with it.
+    // private line pairs (as x86 prefetchers fetch lines, by aligned 128 bytes) with its
+    // header's second line in many mbufs: a write there pulled the sender's header line over
+    // to the receiver with it.
     alignas(64) rte_mbuf_ext_shared_info heads[kSlots];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
@@ -147,10 +148,11 @@ public:
 private:
     // An mbuf the receiver can attach: every segment a plain mbuf of this rank's shared pools.
     bool lendable(const rte_mbuf* head) const {
-        if (head->nb_segs > kMaxHeaders) return false;  // more than the receiver attaches at once: copied (fewer, fuller segments)
+        // More segments than the receiver attaches at once: copied (fewer, fuller segments).
+        if (head->nb_segs > kMaxHeaders) return false;
         const std::byte* const lo = segment_.data();
         const std::byte* const hi = lo + segment_.size();
-        const bool single = head->nb_segs == 1;  // then `next` is null: its header line is not read
+        const bool single = head->nb_segs == 1;  // then `next` is null
         for (const rte_mbuf* m = head; m != nullptr; m = single ? nullptr : m->next) {
             const auto* p = reinterpret_cast<const std::byte*>(m);
             if (p < lo || p >= hi || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->buf_len != buf_len_) return false;
@@ -169,7 +171,7 @@ private:
     // Makes records up to `p` visible: SFENCE orders the streaming stores of put_record (and
     // the Extras' ordinary stores) before the release store the receiver acquires.
     void publish(uint64_t p) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
         _mm_sfence();
 #endif
         area_->published.store(p, std::memory_order_release);
@@ -257,9 +259,8 @@ private:
     }
 
     // Lent mbufs come back as they left (direct, one reference, checked when lent; the
-    // receiving rank writes nothing in them but a chain's LoanTags), so a single segment goes straight into its
-    // pool, without rte_pktmbuf_free's per-mbuf checks and the read of its second header line.
-    // Chains take the usual way.
+    // receiving rank writes nothing in their headers), so a single segment goes straight into
+    // its pool, without rte_pktmbuf_free's per-mbuf checks. Chains take the usual way.
     static void give_back(rte_mbuf** m, unsigned n) {
         for (unsigned i = 0; i < n;) {
             if (m[i]->nb_segs != 1) {
@@ -321,7 +322,8 @@ public:
             set_waits_unrung(true);  // headers come back as the next nodes free packets: nothing rings
             return moved;
         }
-        if (pub > next_) prefetch_records(next_, std::min<uint64_t>(pub, next_ + kBurstMax));  // the next burst's, while this one moves on
+        // The next burst's records, while this one moves on.
+        if (pub > next_) prefetch_records(next_, std::min<uint64_t>(pub, next_ + kBurstMax));
         held_.hand_on(out_);
         return true;
     }
@@ -357,7 +359,8 @@ public:
     }
 
 private:
-    // Records [from, to): published ones only (the sender streams the others).
+    // The lines holding records [from, to), `to` no further than what is published (a line's
+    // other record may still be streamed in: the sender's store then takes the line back).
     void prefetch_records(uint64_t from, uint64_t to) const {
         constexpr uint64_t kPerLine = RTE_CACHE_LINE_SIZE / sizeof(Record);
         for (uint64_t q = from & ~(kPerLine - 1); q < to; q += kPerLine) rte_prefetch0(&area_->slots[q & (kSlots - 1)]);
@@ -373,7 +376,9 @@ private:
         h->data_off = data_off;
         h->data_len = data_len;
     }
-    rte_mbuf_ext_shared_info* segment_tag(uint64_t off) { return &reinterpret_cast<LoanTag*>(segment_ + off + sizeof(rte_mbuf))->shinfo; }
+    rte_mbuf_ext_shared_info* segment_tag(uint64_t off) {
+        return &reinterpret_cast<LoanTag*>(segment_ + off + sizeof(rte_mbuf))->shinfo;
+    }
     // The next `n` records into the held burst; false, taking nothing, when the header pool
     // cannot give their headers now.
     bool take(uint32_t n) {

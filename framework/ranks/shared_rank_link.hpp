@@ -4,23 +4,27 @@
 //
 // Per packet the sender writes a 32-byte record (what a message record carries, and where the
 // mbuf is in its segment; header offsets, entry stamp and capture time in a slot beside it only
-// when the packet has them) into a ring of kRankLinkSlots slots in its segment and publishes
-// them with one release store per burst. The receiver attaches each segment's buffer to a header mbuf of its
-// own (an external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is
-// copied. When the receiving rank frees the header, DPDK calls the buffer's free callback (on
-// whichever thread freed it), which marks the slot's segment returned; the sender frees its
-// mbuf into its pool once every segment of the slot came back, oldest slot first (a packet
-// the receiving rank keeps holds back the reuse of the slots after it: at most kRankLinkSlots
-// packets are out, so a stage that kept one for the whole run would stop the link; none does). A packet not
-// wholly in the sender's shared pools (an mbuf another rank lent, a clone) is first copied into
-// the node's pool. End of stream is a record of its own.
+// when the packet has them) into a ring of kRankLinkSlots slots in its segment, with streaming
+// stores (the receiver read the slot's line last), and publishes them with one release store
+// per burst. The receiver attaches each segment's buffer to a header mbuf of its own (an
+// external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is copied. When
+// the receiving rank frees the header, DPDK calls the buffer's free callback (on whichever
+// thread freed it), which marks the slot's segment returned; the sender puts its mbuf back
+// into its pool once every segment of the slot came back, oldest slot first (a packet the
+// receiving rank keeps holds back the reuse of the slots after it: at most kRankLinkSlots
+// packets are out, so a stage that kept one for the whole run would stop the link; none
+// does). A packet not wholly in the sender's shared pools (an mbuf another rank lent, a
+// clone) is first copied into the node's pool. End of stream is a record of its own.
 //
-// Memory orders: the sender's release store of `published` after writing records pairs with
-// the receiver's acquire load before reading them; the receiver's release store of `taken`
-// after reading records, with the sender's acquire load before writing over them; a free
-// callback's release increment of `returned` after the last use of the packet, with the
-// sender's acquire load before it frees the mbuf. The areas are std::atomic words in memory
-// both processes map; lock-free atomics are address-free, so they work across processes.
+// Memory orders: the sender's SFENCE then release store of `published` after writing records
+// (the fence orders the weakly-ordered streaming stores before it) pairs with the receiver's
+// acquire load before reading them; the receiver's release store of `taken` after reading
+// records, with the sender's acquire load before writing over them; a free callback's
+// release increment of `returned` after the last use of the packet, with the sender's acquire
+// load before it puts the mbuf back, and before it lends through the slot again (so the
+// receiver's next write of the slot's reference count follows the last one's use). The areas
+// are std::atomic words in memory both processes map; lock-free atomics are address-free, so
+// they work across processes.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +39,8 @@ namespace tp {
 // Bytes of a link's area in the sending rank's segment (a multiple of the cache line).
 size_t shared_link_area_bytes();
 // Private bytes each mbuf of a lending pool has (MbufPoolSpec::priv_size): the receiver keeps
-// the external buffer's reference count and the mbuf's slot there while it is lent.
+// the external buffer's reference count there while it is lent as a chain's later segment (a
+// head's is in the link's area, per slot).
 uint16_t shared_link_mbuf_priv();
 // Makes `area` (shared_link_area_bytes(), cache-aligned) an empty link, before the receiver
 // may look at it.
