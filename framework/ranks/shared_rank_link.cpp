@@ -71,6 +71,9 @@ inline void put_record(Record& slot, const Record& r) {
 struct LinkArea {
     alignas(64) std::atomic<uint64_t> published;  // records written (sender)
     alignas(64) std::atomic<uint64_t> taken;      // records read (receiver)
+    // Records read whose packets all came back, oldest first (the receiving end, once per poll):
+    // what the sender reclaims without reading each slot's `returned`.
+    alignas(64) std::atomic<uint64_t> given_back;
     uint16_t buf_len;  // of every mbuf lent (the sender's pools are alike); set before any record
     alignas(64) Record slots[kSlots];
     alignas(64) Extra extra[kSlots];
@@ -233,9 +236,15 @@ private:
         count_passed(packets, bytes);
         return true;
     }
-    // Frees the mbufs the receiving rank gave back, oldest slot first.
+    // Frees the mbufs the receiving rank gave back, oldest slot first: up to its count of
+    // records given back, and past it by each slot's `returned` once this end waits for its
+    // last loans (the receiving end stops counting at the end record) or is nearly out of
+    // slots. Reading the slots' counts while packets flow would pull their lines away from the
+    // receiving rank's free callbacks, for each packet.
     bool reclaim() {
-        const uint64_t taken = area_->taken.load(std::memory_order_acquire);
+        const uint64_t counted = area_->given_back.load(std::memory_order_acquire);
+        const bool by_slot = end_sent_ || giving_back() || published_ - reclaimed_ + 2 * kBurstMax > kSlots;
+        const uint64_t taken = by_slot ? area_->taken.load(std::memory_order_acquire) : counted;
         rte_mbuf* back[kBurstMax];
         unsigned k = 0;
         uint64_t r = reclaimed_;
@@ -243,7 +252,7 @@ private:
             const uint32_t s = static_cast<uint32_t>(r & (kSlots - 1));
             rte_mbuf* m = owned_[s];
             if (m != nullptr) {
-                if (area_->returned[s].load(std::memory_order_acquire) != expect_[s]) break;
+                if (r >= counted && area_->returned[s].load(std::memory_order_acquire) != expect_[s]) break;
                 owned_[s] = nullptr;
                 back[k++] = m;
                 if (k == kBurstMax) {
@@ -302,9 +311,9 @@ public:
           last_tsc_(rte_rdtsc()) {}
 
     bool poll() override {
-        bool moved = false;
+        bool moved = count_given_back();
         if (held_.pending()) {  // what the next node had no room for last time
-            if (!held_.hand_on(out_)) return held_.at > 0;
+            if (!held_.hand_on(out_)) return moved || held_.at > 0;
             moved = true;
         }
         if (ended_) {
@@ -348,17 +357,30 @@ public:
             const Record& r = area_->slots[s];
             if ((r.flags & kLentEnd) != 0) ended_ = true;
             else if ((r.flags & kLentHole) == 0) {
+                lent_[s] += r.nb_segs;
                 area_->returned[s].fetch_add(r.nb_segs, std::memory_order_release);
                 ++dropped;
             }
         }
         area_->taken.store(next_, std::memory_order_release);
+        count_given_back();
         count_failure_drops(dropped);
         if (ended_ || cut()) end_after_failure();
         return true;
     }
 
 private:
+    // Advances the count of records whose packets all came back (each slot's `returned` at
+    // what was lent through it), oldest first, and publishes it in one release store: the
+    // free callbacks' releases, acquired here, come before it for the sender's acquire.
+    bool count_given_back() {
+        uint64_t r = given_;
+        while (r < next_ && area_->returned[r & (kSlots - 1)].load(std::memory_order_acquire) == lent_[r & (kSlots - 1)]) ++r;
+        if (r == given_) return false;
+        given_ = r;
+        area_->given_back.store(r, std::memory_order_release);
+        return true;
+    }
     // The lines holding records [from, to), `to` no further than what is published (a line's
     // other record may still be streamed in: the sender's store then takes the line back).
     void prefetch_records(uint64_t from, uint64_t to) const {
@@ -415,6 +437,7 @@ private:
                 continue;
             }
             rte_mbuf* head = hdr[k++];
+            lent_[s] += r.nb_segs;
             const uint64_t off = uint64_t{r.mbuf} * RTE_CACHE_LINE_SIZE;
             attach(head, off, s, &area_->heads[s], r.data_off, static_cast<uint16_t>(r.nb_segs == 1 ? r.bytes : 0), buf_len);
             if (r.nb_segs > 1) chain(head, off, r.nb_segs, s, hdr, k);
@@ -468,6 +491,9 @@ private:
     uint64_t last_tsc_;         // when the last record came
     RankLinkFields fields_;
     uint64_t next_ = 0;         // the next record to read
+    uint64_t given_ = 0;        // records given back (LinkArea::given_back)
+    // Per slot: the segments lent through it so far, as the sender's expect_ counts them.
+    uint32_t lent_[kSlots] = {};
     HeldBurst held_;
     bool ended_ = false;        // the end record came
     bool done_ = false;
@@ -483,6 +509,7 @@ void init_shared_link_area(void* area) {
     auto* a = new (area) LinkArea;
     a->published.store(0, std::memory_order_relaxed);
     a->taken.store(0, std::memory_order_relaxed);
+    a->given_back.store(0, std::memory_order_relaxed);
     for (auto& r : a->returned) r.store(0, std::memory_order_relaxed);
 }
 

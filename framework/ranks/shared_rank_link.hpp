@@ -9,22 +9,24 @@
 // per burst. The receiver attaches each segment's buffer to a header mbuf of its own (an
 // external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is copied. When
 // the receiving rank frees the header, DPDK calls the buffer's free callback (on whichever
-// thread freed it), which marks the slot's segment returned; the sender puts its mbuf back
-// into its pool once every segment of the slot came back, oldest slot first (a packet the
-// receiving rank keeps holds back the reuse of the slots after it: at most kRankLinkSlots
-// packets are out, so a stage that kept one for the whole run would stop the link; none
-// does). A packet not wholly in the sender's shared pools (an mbuf another rank lent, a
+// thread freed it), which marks the slot's segment returned; the receiving end counts, once
+// per poll, the records whose packets all came back, oldest first, and the sender puts those
+// mbufs back into its pool (a packet the receiving rank keeps holds back the reuse of the
+// slots after it: at most kRankLinkSlots packets are out, so a stage that kept one for the
+// whole run would stop the link; none does). A packet not wholly in the sender's shared pools (an mbuf another rank lent, a
 // clone) is first copied into the node's pool. End of stream is a record of its own.
 //
 // Memory orders: the sender's SFENCE then release store of `published` after writing records
 // (the fence orders the weakly-ordered streaming stores before it) pairs with the receiver's
 // acquire load before reading them; the receiver's release store of `taken` after reading
 // records, with the sender's acquire load before writing over them; a free callback's
-// release increment of `returned` after the last use of the packet, with the sender's acquire
-// load before it puts the mbuf back, and before it lends through the slot again (so the
-// receiver's next write of the slot's reference count follows the last one's use). The areas
-// are std::atomic words in memory both processes map; lock-free atomics are address-free, so
-// they work across processes.
+// release increment of `returned` after the last use of the packet, with the receiving end's
+// acquire load before it counts the record given back, whose release store of `given_back`
+// pairs with the sender's acquire load before it puts the mbuf back and lends through the slot
+// again (so the receiver's next write of the slot's reference count follows the last one's
+// use); past `given_back` (at the end, or nearly out of slots) the sender acquires the slot's
+// `returned` itself. The areas are std::atomic words in memory both processes map; lock-free
+// atomics are address-free, so they work across processes.
 #pragma once
 
 #include <cstddef>
