@@ -53,9 +53,9 @@ struct alignas(32) Extra {
 
 // Writes a record into its slot with streaming (non-temporal) stores. The slot's line was last
 // read by the receiving rank, so an ordinary store must first take it back from that core's
-// cache, and a burst's stores queue up behind those transfers: measured here, that wait cost
-// the sender 60-190 cycles per packet, depending on how far apart the two CPUs are, and 30 with
-// streaming stores. They are weakly ordered: publish() fences them before the release store
+// cache, and a burst's stores queue up behind those transfers: measured on a 2-CPU VM, the
+// sending end took 37-190 cycles per packet, depending on how far apart the two CPUs sat, and
+// 29-31 with streaming stores. They are weakly ordered: publish() fences them before the release store
 // of `published`. The receiver then reads the lines from memory, a burst ahead (take()).
 inline void put_record(Record& slot, const Record& r) {
 #if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)  // ThreadSanitizer sees no streaming store: plain ones there
