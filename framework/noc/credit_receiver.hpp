@@ -73,7 +73,12 @@ public:
                 alignas(MessageHeader) std::byte raw[32 * sizeof(MessageHeader)];
                 auto* h = reinterpret_cast<MessageHeader*>(raw);
                 const uint32_t got = net_->try_pop_many(data_.mailbox, data_tag_, words_, n, h, payload);
-                for (uint32_t i = 0; i < got; ++i) owe(h[i].source);
+                // Runs from one sender add up in a register: one add to owed_ per run, not a
+                // chain of increments of one counter through memory.
+                for (uint32_t i = 0, run = 1; i < got; i += run, run = 1) {
+                    while (i + run < got && h[i + run].source == h[i].source) ++run;
+                    owe(h[i].source, run);
+                }
                 if (!owing_.empty()) return_credits();
                 if (got != 0 || n == 0) return got;
                 // Nothing, or a stray at the head: the one-at-a-time path drops strays.
@@ -123,9 +128,10 @@ private:
         return owns_ack_queues_ ? net_->try_push_credited(r, &count, 1) : net_->try_push(r, &count, 1);
     }
 
-    // The credit of one message received from `to`, returned by the next return_credits().
-    void owe(TileId to) {
-        if (owed_[to]++ == 0) owing_.push_back(to);
+    // The credits of `count` messages received from `to`, returned by the next return_credits().
+    void owe(TileId to, uint32_t count = 1) {
+        if (owed_[to] == 0) owing_.push_back(to);
+        owed_[to] += count;
     }
 
     // One credit message per sender owed credits, with all it is owed; a sender whose
