@@ -70,8 +70,10 @@ public:
             if (data_.demux == nullptr) {
                 // Left uninitialised (try_pop_many writes each header it pops): zeroing 32
                 // headers, 384 bytes, took as long as a short burst's receive.
-                alignas(MessageHeader) std::byte raw[32 * sizeof(MessageHeader)];
+                constexpr uint32_t kMost = 32;
+                alignas(MessageHeader) std::byte raw[kMost * sizeof(MessageHeader)];
                 auto* h = reinterpret_cast<MessageHeader*>(raw);
+                n = n < kMost ? n : kMost;  // "up to n": a longer burst takes more calls
                 const uint32_t got = net_->try_pop_many(data_.mailbox, data_tag_, words_, n, h, payload);
                 // Runs from one sender add up in a register: one add to owed_ per run, not a
                 // chain of increments of one counter through memory.
