@@ -2,19 +2,21 @@
 // sending rank's pools have their mbufs in its shared segment, so it lends each packet instead
 // of copying it.
 //
-// Per packet the sender writes a 32-byte record (what a message record carries, and where the
-// mbuf is in its segment; header offsets, entry stamp and capture time in a slot beside it only
-// when the packet has them) into a ring of kRankLinkSlots slots in its segment, with streaming
-// stores (the receiver read the slot's line last), and publishes them with one release store
-// per burst. The receiver attaches each segment's buffer to a header mbuf of its own (an
-// external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is copied. When
-// the receiving rank frees the header, DPDK calls the buffer's free callback (on whichever
-// thread freed it), which marks the slot's segment returned; the receiving end counts, once
-// per poll, the records whose packets all came back, oldest first, and the sender puts those
-// mbufs back into its pool (a packet the receiving rank keeps holds back the reuse of the
-// slots after it: at most kRankLinkSlots packets are out, so a stage that kept one for the
-// whole run would stop the link; none does). A packet not wholly in the sender's shared pools (an mbuf another rank lent, a
-// clone) is first copied into the node's pool. End of stream is a record of its own.
+// Per packet the sender writes a 32-byte record (what a message record carries, and where the mbuf
+// is in its segment; header offsets, entry stamp and capture time in a slot beside it only when the
+// packet has them) into a ring of kRankLinkSlots slots in its segment, with streaming stores (the
+// receiver read the slot's line last), and publishes them with one release store per burst, made
+// when it lends the next burst or finds its input empty (so the fence before it rarely waits for
+// the streaming stores to drain). The receiver attaches each segment's buffer to a header mbuf of
+// its own (an external buffer, rte_pktmbuf_attach_extbuf) and hands the packet on: no byte is
+// copied. When the receiving rank frees the header, DPDK calls the buffer's free callback (on
+// whichever thread freed it), which marks the slot's segment returned; the receiving end counts,
+// once per poll, the records whose packets all came back, oldest first, and the sender puts those
+// mbufs back into its pool (a packet the receiving rank keeps holds back the reuse of the slots
+// after it: at most kRankLinkSlots packets are out, so a stage that kept one for the whole run
+// would stop the link; none does). A packet not wholly in the sender's shared pools (an mbuf
+// another rank lent, a clone) is first copied into the node's pool. End of stream is a record of
+// its own.
 //
 // Memory orders: the sender's SFENCE then release store of `published` after writing records
 // (the fence orders the weakly-ordered streaming stores before it) pairs with the receiver's

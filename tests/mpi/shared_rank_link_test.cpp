@@ -191,5 +191,54 @@ TEST(SharedRankLink, PacketsLentAcrossThreadsArriveInOrderAndComeBackWithinABoun
     }
 }
 
+// The sender publishes a burst's records when it lends the next burst, or as soon as its input
+// has nothing more (shared_rank_link.cpp, poll and lend): a few packets sent while the input
+// stays open reach the receiving end's output within a few polls, not at the end of the stream.
+TEST(SharedRankLink, PacketsSentWhileTheInputStaysOpenArriveWithoutWaitingForMore) {
+    MbufPoolSpec spec = named("srl_open", 1023);
+    Segment segment(spec);
+    MbufPoolSpec headers_spec = rank_link_header_spec();
+    headers_spec.name = "srl_open_hdr";
+    {
+        MbufPool pool(spec), headers(headers_spec);
+        RingChannel<PacketDesc> in(1024), out(1024);
+        std::unique_ptr<Task> send = make_shared_send(segment.sender(), segment.sender_all(), &in, pool);
+        std::unique_ptr<Task> receive = make_shared_receive(segment.receiver(), segment.receiver(),
+                                                            reinterpret_cast<uintptr_t>(segment.sender()), &out, headers);
+        constexpr uint32_t kFew = 5;
+        PacketDesc d[kBurstMax];
+        uint32_t number = 0;
+        for (int round = 0; round < 3; ++round) {
+            for (uint32_t k = 0; k < kFew; ++k, ++number) {
+                rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
+                ASSERT_NE(m, nullptr);
+                ASSERT_NE(rte_pktmbuf_append(m, kFrameBytes), nullptr);
+                ASSERT_TRUE(in.try_send(PacketDesc(m, number, descriptor_length(m, pool.get()), 0, 0)));
+            }
+            uint32_t got = 0;
+            for (int polls = 0; polls < 50 && got < kFew; ++polls) {
+                send->poll();
+                receive->poll();
+                const uint32_t n = out.try_recv_burst(d, kBurstMax);
+                for (uint32_t k = 0; k < n; ++k) {
+                    EXPECT_EQ(d[k].flow_hash, number - kFew + got + k);
+                    free_packet(d[k].mbuf);
+                }
+                got += n;
+            }
+            EXPECT_EQ(got, kFew) << "round " << round << ": packets lent stayed unpublished while the input was open";
+        }
+        in.close();
+        for (int polls = 0; polls < 1000 && !(send->finished() && receive->finished()); ++polls) {
+            send->poll();
+            receive->poll();
+        }
+        EXPECT_TRUE(send->finished() && receive->finished());
+        EXPECT_EQ(out.try_recv_burst(d, kBurstMax), 0u);
+        EXPECT_EQ(pool.available(), pool.capacity());
+        EXPECT_EQ(headers.available(), headers.capacity());
+    }
+}
+
 }  // namespace
 }  // namespace tp::test
