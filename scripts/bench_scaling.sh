@@ -185,7 +185,7 @@ if [[ " $sections " == *" channels "* ]]; then
   run 300 "$T" bench pingpong --reps 3 --iters "$it" --json "$out/json/pingpong.json" && plot "$out/json/pingpong.json"
   run 300 "$T" bench asym --like-pingpong --reps 3 --iters "$it" --senders "$(join "${ws[@]}")" \
     --transports sm,udn,udn_pair,ring --json "$out/json/asym.json" && plot "$out/json/asym.json"
-  run 300 "$T" bench stream --reps 1 --items $([ -n "$small" ] && echo 1000000 || echo 20000000) \
+  run 300 "$TB" stream --reps 1 --items $([ -n "$small" ] && echo 1000000 || echo 20000000) \
     --json "$out/json/stream.json" && plot "$out/json/stream.json"
 fi
 

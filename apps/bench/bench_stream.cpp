@@ -1,18 +1,17 @@
 // bench stream: messages per second streaming sequence-numbered items from one pinned thread
 // to another, single and in bursts of 8 and 32, for every transport and, in the same run, for
-// boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue.
-//
-// Both sides poll with a CPU pause after a failed attempt; the receiver checks every item's
-// number, so nothing is optimised away and a broken queue fails the bench.
-#include <atomic>
-#include <chrono>
+// boost::lockfree::spsc_queue, moodycamel::ReaderWriterQueue and (tilepipe-bench only)
+// FastFlow's SWSR buffer. The loop is stream_measure.hpp's.
+#include <algorithm>
 #include <cstdio>
-#include <thread>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "apps/bench/benches.hpp"
 #include "apps/bench/harness.hpp"
 #include "apps/bench/queues.hpp"
+#include "apps/bench/stream_measure.hpp"
 #include "descriptors/packet_desc.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/runtime/wait_policy.hpp"
@@ -24,88 +23,22 @@ namespace {
 const char* kStreamHelp =
     "usage: tilepipe bench stream [options]\n"
     "Messages per second streaming items between two pinned threads, single and in bursts, per\n"
-    "transport and for boost::lockfree::spsc_queue and moodycamel::ReaderWriterQueue. With `udn`\n"
-    "comes `udn_logical`: item i on logical channel i mod 8, all 8 sharing one queue each way.\n"
+    "transport and for boost::lockfree::spsc_queue, moodycamel::ReaderWriterQueue and, in\n"
+    "tilepipe-bench, FastFlow's SWSR buffer (words only). With `udn` comes `udn_logical`: item i\n"
+    "on logical channel i mod 8, all 8 sharing one queue each way.\n"
     "  --items N          items per measurement (default 50000000)\n"
     "  --bursts LIST      burst sizes, each 1..32 (default 1,8,32)\n"
     "  --capacity K       slots per queue (default 1024)\n"
     "  --elem word|desc   a 64-bit word or a 16-byte PacketDesc (default word)\n"
-    "  --peers LIST       peers to measure (default boost_spsc,moodycamel; 'none' for none)\n";
+    "  --peers LIST       peers to measure (default boost_spsc,moodycamel and, in tilepipe-bench\n"
+    "                     with --elem word, fastflow; 'none' for none)\n";
 
-template <typename T>
-T make(uint64_t v) {
-    if constexpr (std::is_same_v<T, PacketDesc>) {
-        PacketDesc d{};
-        d.mbuf = reinterpret_cast<rte_mbuf*>(static_cast<uintptr_t>(v));
-        d.flow_hash = static_cast<uint32_t>(v);
-        return d;
-    } else {
-        return v;
-    }
-}
-template <typename T>
-uint64_t number(const T& v) {
-    if constexpr (std::is_same_v<T, PacketDesc>) return reinterpret_cast<uintptr_t>(v.mbuf);
-    else return v;
-}
-
-struct Result {
-    double mmsgs = 0;
-    uint64_t errors = 0;
-};
-
-template <typename T, typename Q>
-Result measure(const Common& c, uint64_t items, uint32_t burst, uint32_t capacity) {
-    Q q(capacity);
-    std::atomic<int> ready{0};
-    auto start = [&] {
-        ready.fetch_add(1);  // seq_cst: a start line, off the measured path
-        while (ready.load() != 2) cpu_pause();
-    };
-    std::chrono::steady_clock::time_point t0, t1;
-    Result r;
-    std::thread producer([&] {
-        pin(c.cpu_a);
-        start();
-        t0 = std::chrono::steady_clock::now();
-        T buf[32];
-        for (uint64_t seq = 0; seq < items;) {
-            if (burst == 1) {
-                const T v = make<T>(seq);
-                while (!q.try_send(v)) cpu_pause();
-                ++seq;
-                continue;
-            }
-            const auto want = static_cast<uint32_t>(std::min<uint64_t>(burst, items - seq));
-            for (uint32_t k = 0; k < want; ++k) buf[k] = make<T>(seq + k);
-            for (uint32_t sent = 0; sent < want;) {
-                const uint32_t m = q.try_send_burst(buf + sent, want - sent);
-                if (m == 0) cpu_pause();
-                sent += m;
-            }
-            seq += want;
-        }
-    });
-    std::thread consumer([&] {
-        pin(c.cpu_b);
-        start();
-        T buf[32];
-        uint64_t expected = 0, errors = 0;
-        while (expected < items) {
-            const uint32_t n = burst == 1 ? (q.try_recv(buf[0]) ? 1u : 0u) : q.try_recv_burst(buf, burst);
-            if (n == 0) {
-                cpu_pause();
-                continue;
-            }
-            for (uint32_t k = 0; k < n; ++k) errors += number(buf[k]) != expected++;
-        }
-        t1 = std::chrono::steady_clock::now();
-        r.errors = errors;
-    });
-    producer.join();
-    consumer.join();
-    r.mmsgs = static_cast<double>(items) / std::chrono::duration<double, std::micro>(t1 - t0).count();
-    return r;
+// The peers this program can measure with items of `elem`: FastFlow's buffer holds pointers
+// (words), and only a program built beside its headers has it.
+std::vector<std::string> stream_peers(const std::string& elem) {
+    std::vector<std::string> peers = peer_names();
+    if (fastflow_stream() != nullptr && elem == "word") peers.push_back("fastflow");
+    return peers;
 }
 
 struct StreamCase {
@@ -114,6 +47,11 @@ struct StreamCase {
 };
 
 }  // namespace
+
+WordStreamMeasure& fastflow_stream() {
+    static WordStreamMeasure measure = nullptr;
+    return measure;
+}
 
 int run_stream(int argc, char** argv) {
     const Args args(argc, argv,
@@ -140,10 +78,15 @@ int run_stream(int argc, char** argv) {
     }
     std::vector<std::string> queues = c.transports;
     if (std::find(queues.begin(), queues.end(), "udn") != queues.end()) queues.push_back("udn_logical");
-    for (const auto& p : args.list("peers", peer_names())) {
+    const std::vector<std::string> peers = stream_peers(elem);
+    for (const auto& p : args.list("peers", peers)) {
         if (p == "none") continue;
-        if (std::find(peer_names().begin(), peer_names().end(), p) == peer_names().end())
-            throw std::invalid_argument("unknown peer '" + p + "' (known: boost_spsc, moodycamel)");
+        if (p == "fastflow" && fastflow_stream() == nullptr)
+            throw std::invalid_argument("peer 'fastflow' is measured by tilepipe-bench (built beside FastFlow's headers) only");
+        if (p == "fastflow" && elem != "word")
+            throw std::invalid_argument("peer 'fastflow' holds pointers: measure it with --elem word");
+        if (std::find(peers.begin(), peers.end(), p) == peers.end())
+            throw std::invalid_argument("unknown peer '" + p + "' (known: boost_spsc, moodycamel, fastflow)");
         queues.push_back(p);
     }
     start_eal_if_needed(c.transports);
@@ -155,11 +98,17 @@ int run_stream(int argc, char** argv) {
     uint64_t errors = 0;
     const unsigned reps = c.reps;
     c.reps = interleave(reps, cases.size(), [&](size_t k, unsigned) {
+        const auto keep = [&](const StreamResult& r) {
+            mmsgs[k].push_back(r.mmsgs);
+            errors += r.errors;
+        };
+        if (cases[k].queue == "fastflow") {  // words only (checked above)
+            keep(fastflow_stream()(c.cpu_a, c.cpu_b, items, cases[k].burst, capacity));
+            return;
+        }
         auto run = [&]<typename T>() {
             visit_queue<T>(cases[k].queue, [&]<typename Q>(std::type_identity<Q>) {
-                const Result r = measure<T, Q>(c, items, cases[k].burst, capacity);
-                mmsgs[k].push_back(r.mmsgs);
-                errors += r.errors;
+                keep(measure_stream<T, Q>(c.cpu_a, c.cpu_b, items, cases[k].burst, capacity));
             });
         };
         if (elem == "word") run.template operator()<uint64_t>();

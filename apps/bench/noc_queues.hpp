@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/bench/item_bursts.hpp"
 #include "framework/channel/transport_udn.hpp"
 #include "framework/noc/logical_channel.hpp"
 #include "framework/noc/message_network.hpp"
@@ -22,7 +23,7 @@
 namespace tp::bench {
 
 template <typename T>
-class UdnLogicalQueue {
+class UdnLogicalQueue : public ItemBursts<UdnLogicalQueue<T>, T> {
 public:
     static constexpr uint32_t kChannels = 8;
     static constexpr uint32_t kWords = sizeof(T) / 8;
@@ -53,16 +54,6 @@ public:
         std::memcpy(&v, w, sizeof(T));
         rx_ = rx_ + 1 == kChannels ? 0 : rx_ + 1;
         return true;
-    }
-    uint32_t try_send_burst(const T* v, uint32_t n) {
-        uint32_t i = 0;
-        while (i < n && try_send(v[i])) ++i;
-        return i;
-    }
-    uint32_t try_recv_burst(T* v, uint32_t n) {
-        uint32_t i = 0;
-        while (i < n && try_recv(v[i])) ++i;
-        return i;
     }
 
 private:

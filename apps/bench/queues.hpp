@@ -17,6 +17,7 @@
 #include "framework/channel/transport_ring.hpp"
 #include "framework/channel/transport_sm.hpp"
 #include "framework/channel/transport_sm_shared.hpp"
+#include "apps/bench/item_bursts.hpp"
 #include "apps/bench/noc_queues.hpp"
 
 namespace tp::bench {
@@ -38,21 +39,11 @@ private:
 // moodycamel::ReaderWriterQueue, preallocated; it has no bulk calls, so a burst is a loop of
 // try_enqueue/try_dequeue (which never allocate).
 template <typename T>
-class MoodycamelRwq {
+class MoodycamelRwq : public ItemBursts<MoodycamelRwq<T>, T> {
 public:
     explicit MoodycamelRwq(uint32_t capacity) : q_(capacity) {}
     bool try_send(const T& v) { return q_.try_enqueue(v); }
     bool try_recv(T& v) { return q_.try_dequeue(v); }
-    uint32_t try_send_burst(const T* v, uint32_t n) {
-        uint32_t i = 0;
-        while (i < n && q_.try_enqueue(v[i])) ++i;
-        return i;
-    }
-    uint32_t try_recv_burst(T* v, uint32_t n) {
-        uint32_t i = 0;
-        while (i < n && q_.try_dequeue(v[i])) ++i;
-        return i;
-    }
 
 private:
     moodycamel::ReaderWriterQueue<T> q_;
