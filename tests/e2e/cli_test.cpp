@@ -561,6 +561,26 @@ TEST(Cli, BenchConfigMistakesAreLocated) {
     fs::remove(conf);
 }
 
+// FastFlow's buffer is a stream peer only in tilepipe-bench; `tilepipe bench stream` names
+// where to find it instead of measuring something else, and measures its own peers otherwise.
+TEST(Cli, StreamBenchSaysWhereFastFlowsBufferIsMeasured) {
+    CommandResult r = tilepipe("bench stream --items 1000 --reps 1 --transports ring --peers fastflow");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("peer 'fastflow' is measured by tilepipe-bench"), std::string::npos) << r.err;
+    const std::string json = tmp_path("stream.json");
+    r = tilepipe("bench stream --items 1000 --reps 1 --bursts 1,8 --transports ring --json " + json);
+    ASSERT_EQ(r.status, 0) << r.err;  // 1 when an item arrived out of order
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    fs::remove(json);
+    std::set<std::string> queues;
+    for (const auto& row : j["rows"]) {
+        queues.insert(row["transport"].get<std::string>());
+        EXPECT_GT(row["mmsgs_per_s"].get<double>(), 0.0) << row.dump();
+    }
+    EXPECT_EQ(queues, (std::set<std::string>{"ring", "boost_spsc", "moodycamel"}));
+    EXPECT_EQ(j["rows"].size(), 6u);
+}
+
 TEST(Cli, AccelBenchChecksEveryResultAndSaysWhyFastFlowIsSkipped) {
     const std::string json = tmp_path("accel.json");
     const CommandResult r = tilepipe("bench accel --reps 1 --tasks 3000 --one-by-one 500 --task-ns 5,200 --json " + json);
