@@ -65,7 +65,10 @@ run() {
 }
 # plot JSON: its picture under png/. Without matplotlib (a bare many-core host) the pictures
 # are left out, not counted as failures: `tilepipe plot` draws them from json/ anywhere later.
-have_matplotlib=$(python3 -c 'import matplotlib' 2>/dev/null && echo 1)
+# The interpreter `tilepipe plot` runs: $TILEPIPE_PYTHON, else /usr/bin/python3 (Debian's
+# python3-matplotlib), else python3 on the PATH.
+py=${TILEPIPE_PYTHON:-$([ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+have_matplotlib=$("$py" -c 'import matplotlib' 2>/dev/null && echo 1)
 [ -n "$have_matplotlib" ] || echo "(no python3-matplotlib here: pictures left out; draw them later with tilepipe plot json/NAME.json)" >>"$log"
 plot() { [ -z "$have_matplotlib" ] || run 60 "$T" plot "$1" -o "$out/png/$(basename "${1%.json}").png" || true; }
 # curve NAME TITLE X Y XLABEL YLABEL PYTHON: a `scaling` report json/NAME.json whose rows the
@@ -181,7 +184,8 @@ fi
 
 if [[ " $sections " == *" channels "* ]]; then
   echo "=== channels $(date +%T)" >>"$log"
-  it=$([ -n "$small" ] && echo 20000 || echo 100000)
+  # A dry run's round trips: few, as udn_eventdev's one-way takes milliseconds on 2 CPUs.
+  it=$([ -n "$small" ] && echo 2000 || echo 100000)
   run 300 "$T" bench pingpong --reps 3 --iters "$it" --json "$out/json/pingpong.json" && plot "$out/json/pingpong.json"
   run 300 "$T" bench asym --like-pingpong --reps 3 --iters "$it" --senders "$(join "${ws[@]}")" \
     --transports sm,udn,udn_pair,ring --json "$out/json/asym.json" && plot "$out/json/asym.json"

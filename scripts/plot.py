@@ -441,6 +441,13 @@ def plot_topo(doc, plt):
 # ---------------------------------------------------------------- bench reports
 
 
+def distinct(i):
+    """Line i's style: matplotlib's ten colours, then each again with another marker and dash,
+    so that no two of a chart's series (stream has a dozen) look alike."""
+    lap = i // 10
+    return dict(color=f"C{i % 10}", marker="osD^v"[lap % 5], ls=["-", "--", ":", "-."][lap % 4])
+
+
 def series(rows, key, x, y):
     """{key value: ([x], [y])} sorted by x, rows lacking x or y left out."""
     out = {}
@@ -462,8 +469,8 @@ def line_chart(plt, rows, key, x, y, xlabel, ylabel, title, logx=False, logy=Fal
     if not lines:
         raise Refused(f"no rows with both {xlabel} and {ylabel}")
     fig, ax = plt.subplots(figsize=(10, 6), dpi=DPI, layout="constrained")
-    for name, (xs, ys) in lines.items():
-        ax.plot(xs, ys, marker="o", label=name)
+    for i, (name, (xs, ys)) in enumerate(lines.items()):
+        ax.plot(xs, ys, label=name, **distinct(i))
     if logx:
         ax.set_xscale("log", base=2)
     if logy:
@@ -536,8 +543,8 @@ def plot_mapvec(doc, plt):
     if not ts:
         raise Refused("a mapvec bench report without workers and ts_us in its rows")
     fig, (ts_ax, sc_ax) = plt.subplots(1, 2, figsize=(14, 6), dpi=DPI, layout="constrained")
-    for name, (xs, ys) in ts.items():
-        ts_ax.plot(xs, ys, marker="o", label=name)
+    for i, (name, (xs, ys)) in enumerate(ts.items()):
+        ts_ax.plot(xs, ys, label=name, **distinct(i))
     ts_ax.set_xlabel("workers")
     ts_ax.set_ylabel("T_S (µs per task)")
     ts_ax.set_yscale("log")
@@ -546,8 +553,8 @@ def plot_mapvec(doc, plt):
     ts_ax.grid(True, which="both", alpha=0.3)
     scal = series(rows, key, lambda r: r.get("workers"), lambda r: r.get("scalability"))
     top = 1.0
-    for name, (xs, ys) in scal.items():
-        sc_ax.plot(xs, ys, marker="o", label=name)
+    for i, (name, (xs, ys)) in enumerate(scal.items()):
+        sc_ax.plot(xs, ys, label=name, **distinct(i))
         top = max([top] + xs)
     sc_ax.plot([1, top], [1, top], color="#999999", ls="--", lw=0.8, label="ideal")
     sc_ax.set_xlabel("workers")

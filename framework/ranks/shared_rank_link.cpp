@@ -429,7 +429,8 @@ private:
             const unsigned segs = (r.flags & (kLentHole | kLentEnd)) == 0 ? r.nb_segs : 0;
             if (need + segs > kMaxHeaders) break;
             need += segs;
-            rte_prefetch0_write(&area_->heads[(next_ + fit) & (kSlots - 1)]);
+            // A write prefetch (PREFETCHW where the target has it): attach() writes the line.
+            __builtin_prefetch(&area_->heads[(next_ + fit) & (kSlots - 1)], 1, 3);
         }
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
