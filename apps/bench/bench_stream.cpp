@@ -1,6 +1,6 @@
 // bench stream: messages per second streaming sequence-numbered items from one pinned thread
 // to another, single and in bursts of 8 and 32, for every transport and, in the same run, for
-// boost::lockfree::spsc_queue, moodycamel::ReaderWriterQueue and (tilepipe-bench only)
+// boost::lockfree::spsc_queue, moodycamel::ReaderWriterQueue and (tilepipe-bench beside FastFlow)
 // FastFlow's SWSR buffer. The loop is stream_measure.hpp's.
 #include <algorithm>
 #include <cstdio>
@@ -24,14 +24,14 @@ const char* kStreamHelp =
     "usage: tilepipe bench stream [options]\n"
     "Messages per second streaming items between two pinned threads, single and in bursts, per\n"
     "transport and for boost::lockfree::spsc_queue, moodycamel::ReaderWriterQueue and, in\n"
-    "tilepipe-bench, FastFlow's SWSR buffer (words only). With `udn` comes `udn_logical`: item i\n"
-    "on logical channel i mod 8, all 8 sharing one queue each way.\n"
+    "tilepipe-bench built beside FastFlow's headers, FastFlow's SWSR buffer (words only). With\n"
+    "`udn` comes `udn_logical`: item i on logical channel i mod 8, all 8 sharing one queue each way.\n"
     "  --items N          items per measurement (default 50000000)\n"
     "  --bursts LIST      burst sizes, each 1..32 (default 1,8,32)\n"
     "  --capacity K       slots per queue (default 1024)\n"
     "  --elem word|desc   a 64-bit word or a 16-byte PacketDesc (default word)\n"
-    "  --peers LIST       peers to measure (default boost_spsc,moodycamel and, in tilepipe-bench\n"
-    "                     with --elem word, fastflow; 'none' for none)\n";
+    "  --peers LIST       peers to measure (default boost_spsc,moodycamel and, where FastFlow's\n"
+    "                     buffer is built in and --elem is word, fastflow; 'none' for none)\n";
 
 // The peers this program can measure with items of `elem`: FastFlow's buffer holds pointers
 // (words), and only a program built beside its headers has it.
@@ -82,7 +82,8 @@ int run_stream(int argc, char** argv) {
     for (const auto& p : args.list("peers", peers)) {
         if (p == "none") continue;
         if (p == "fastflow" && fastflow_stream() == nullptr)
-            throw std::invalid_argument("peer 'fastflow' is measured by tilepipe-bench (built beside FastFlow's headers) only");
+            throw std::invalid_argument(
+                "peer 'fastflow' needs tilepipe-bench built beside FastFlow's headers (../shared/third_party/fastflow)");
         if (p == "fastflow" && elem != "word")
             throw std::invalid_argument("peer 'fastflow' holds pointers: measure it with --elem word");
         if (std::find(peers.begin(), peers.end(), p) == peers.end())

@@ -1,6 +1,7 @@
 // FastFlow's single-producer single-consumer buffer (ff::SWSR_Ptr_Buffer) holding 64-bit
 // words, behind the try_* calls the benches drive a queue with. A word w travels as the pointer
-// value w + 1 (the buffer reserves null for "empty"). A burst is a loop of push and of pop: the
+// value w + 1 (the buffer reserves null for "empty"; so UINT64_MAX cannot travel, and the
+// benches send item numbers far below it). A burst is a loop of push and of pop: the
 // buffer has no batch pop, and its multipush (marked experimental in its source) advances the
 // write index past the batch's end when it does not start at slot 0, so a stream through it
 // stops.

@@ -132,10 +132,13 @@ public:
     // Frees and counts what it held and what still arrives; once its input ended, sends the
     // end and waits for what it lent, so the receiving rank ends too and the pool is whole.
     bool poll_failed() override {
+        // What the last lend() wrote goes to the receiving rank as it would have: its failure
+        // path gives those packets back and counts them, and a cut finds them published.
+        const bool flushed = flush();
         for (uint32_t i = at_; i < held_n_; ++i) drop_after_failure(held_[i]);
         at_ = held_n_ = 0;
         const InputDrain input = drain_input(in_, [this](const PacketDesc& d) { drop_after_failure(d); });
-        if (input != InputDrain::Ended) return input == InputDrain::Moved;
+        if (input != InputDrain::Ended) return flushed || input == InputDrain::Moved;
         if (cut()) {  // the run ends now, with what has come back so far
             reclaim();
             end_after_failure();

@@ -566,7 +566,7 @@ TEST(Cli, BenchConfigMistakesAreLocated) {
 TEST(Cli, StreamBenchSaysWhereFastFlowsBufferIsMeasured) {
     CommandResult r = tilepipe("bench stream --items 1000 --reps 1 --transports ring --peers fastflow");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("peer 'fastflow' is measured by tilepipe-bench"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("peer 'fastflow' needs tilepipe-bench built beside FastFlow's headers"), std::string::npos) << r.err;
     const std::string json = tmp_path("stream.json");
     r = tilepipe("bench stream --items 1000 --reps 1 --bursts 1,8 --transports ring --json " + json);
     ASSERT_EQ(r.status, 0) << r.err;  // 1 when an item arrived out of order
