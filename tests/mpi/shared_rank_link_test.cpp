@@ -240,5 +240,49 @@ TEST(SharedRankLink, PacketsSentWhileTheInputStaysOpenArriveWithoutWaitingForMor
     }
 }
 
+// A sending end that fails (its input's node threw, say) publishes the burst its last lend wrote
+// before anything else, so the receiving rank gets those packets while the input is still open,
+// rather than at its end: the failure path drains what is in flight, it does not hold it back.
+TEST(SharedRankLink, AFailingSenderPublishesWhatItLastWrote) {
+    MbufPoolSpec spec = named("srl_fail", 1023);
+    Segment segment(spec);
+    MbufPoolSpec headers_spec = rank_link_header_spec();
+    headers_spec.name = "srl_fail_hdr";
+    {
+        MbufPool pool(spec), headers(headers_spec);
+        RingChannel<PacketDesc> in(1024), out(1024);
+        std::unique_ptr<Task> send = make_shared_send(segment.sender(), segment.sender_all(), &in, pool);
+        std::unique_ptr<Task> receive = make_shared_receive(segment.receiver(), segment.receiver(),
+                                                            reinterpret_cast<uintptr_t>(segment.sender()), &out, headers);
+        constexpr uint32_t kFew = 5;
+        for (uint32_t k = 0; k < kFew; ++k) {
+            rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
+            ASSERT_NE(m, nullptr);
+            ASSERT_NE(rte_pktmbuf_append(m, kFrameBytes), nullptr);
+            ASSERT_TRUE(in.try_send(PacketDesc(m, k, descriptor_length(m, pool.get()), 0, 0)));
+        }
+        send->poll();  // lends the five: written, not yet published
+        send->record_failure("the node before the link threw");
+        PacketDesc d[kBurstMax];
+        uint32_t got = 0;
+        for (int polls = 0; polls < 50 && got < kFew; ++polls) {
+            send->poll_failed();
+            receive->poll();
+            const uint32_t n = out.try_recv_burst(d, kBurstMax);
+            for (uint32_t k = 0; k < n; ++k) free_packet(d[k].mbuf);
+            got += n;
+        }
+        EXPECT_EQ(got, kFew) << "the failing sender kept what it had lent unpublished while its input was open";
+        in.close();
+        for (int polls = 0; polls < 1000 && !(send->finished() && receive->finished()); ++polls) {
+            send->poll_failed();
+            receive->poll();
+        }
+        EXPECT_TRUE(send->finished() && receive->finished());
+        EXPECT_EQ(pool.available(), pool.capacity());
+        EXPECT_EQ(headers.available(), headers.capacity());
+    }
+}
+
 }  // namespace
 }  // namespace tp::test
