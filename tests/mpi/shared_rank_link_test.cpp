@@ -17,6 +17,7 @@
 #include <chrono>
 #include <memory>
 #include <span>
+#include <string>
 #include <thread>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -191,97 +192,100 @@ TEST(SharedRankLink, PacketsLentAcrossThreadsArriveInOrderAndComeBackWithinABoun
     }
 }
 
+// The two ends of one link, each polled by hand on this thread, with the node before them fed
+// and the node after them drained here: for when the sender publishes, which needs no timing.
+class PolledLink {
+public:
+    static constexpr uint32_t kFew = 5;
+
+    explicit PolledLink(const std::string& name)
+        : spec_(named(name.c_str(), 1023)), segment_(spec_), headers_spec_(header_spec(name + "_hdr")), pool_(spec_),
+          headers_(headers_spec_), in_(1024), out_(1024),
+          send_(make_shared_send(segment_.sender(), segment_.sender_all(), &in_, pool_)),
+          receive_(make_shared_receive(segment_.receiver(), segment_.receiver(),
+                                       reinterpret_cast<uintptr_t>(segment_.sender()), &out_, headers_)) {}
+
+    Task& send() { return *send_; }
+    // kFew packets numbered from `first` into the sender's input, which stays open.
+    void offer(uint32_t first) {
+        for (uint32_t k = 0; k < kFew; ++k) {
+            rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+            ASSERT_NE(m, nullptr);
+            ASSERT_NE(rte_pktmbuf_append(m, kFrameBytes), nullptr);
+            ASSERT_TRUE(in_.try_send(PacketDesc(m, first + k, descriptor_length(m, pool_.get()), 0, 0)));
+        }
+    }
+    // Polls both ends up to 50 times or until kFew packets came out, checking their numbers
+    // (from `first`, in order) and freeing them; returns how many came.
+    uint32_t deliver(uint32_t first) {
+        PacketDesc d[kBurstMax];
+        uint32_t got = 0;
+        for (int polls = 0; polls < 50 && got < kFew; ++polls) {
+            poll_both();
+            const uint32_t n = out_.try_recv_burst(d, kBurstMax);
+            for (uint32_t k = 0; k < n; ++k) {
+                EXPECT_EQ(d[k].flow_hash, first + got + k);
+                free_packet(d[k].mbuf);
+            }
+            got += n;
+        }
+        return got;
+    }
+    // Closes the input and polls both ends to their end: both finish, nothing more comes out,
+    // and both pools are full.
+    void end() {
+        in_.close();
+        for (int polls = 0; polls < 1000 && !(send_->finished() && receive_->finished()); ++polls) poll_both();
+        EXPECT_TRUE(send_->finished() && receive_->finished());
+        PacketDesc d;
+        EXPECT_EQ(out_.try_recv_burst(&d, 1), 0u);
+        EXPECT_EQ(pool_.available(), pool_.capacity());
+        EXPECT_EQ(headers_.available(), headers_.capacity());
+    }
+
+private:
+    static MbufPoolSpec header_spec(const std::string& name) {
+        MbufPoolSpec s = rank_link_header_spec();
+        s.name = name;
+        return s;
+    }
+    void poll_both() {
+        if (send_->failed()) send_->poll_failed();
+        else send_->poll();
+        receive_->poll();
+    }
+
+    MbufPoolSpec spec_;
+    Segment segment_;
+    MbufPoolSpec headers_spec_;
+    MbufPool pool_, headers_;
+    RingChannel<PacketDesc> in_, out_;
+    std::unique_ptr<Task> send_, receive_;
+};
+
 // The sender publishes a burst's records when it lends the next burst, or as soon as its input
 // has nothing more (shared_rank_link.cpp, poll and lend): a few packets sent while the input
 // stays open reach the receiving end's output within a few polls, not at the end of the stream.
 TEST(SharedRankLink, PacketsSentWhileTheInputStaysOpenArriveWithoutWaitingForMore) {
-    MbufPoolSpec spec = named("srl_open", 1023);
-    Segment segment(spec);
-    MbufPoolSpec headers_spec = rank_link_header_spec();
-    headers_spec.name = "srl_open_hdr";
-    {
-        MbufPool pool(spec), headers(headers_spec);
-        RingChannel<PacketDesc> in(1024), out(1024);
-        std::unique_ptr<Task> send = make_shared_send(segment.sender(), segment.sender_all(), &in, pool);
-        std::unique_ptr<Task> receive = make_shared_receive(segment.receiver(), segment.receiver(),
-                                                            reinterpret_cast<uintptr_t>(segment.sender()), &out, headers);
-        constexpr uint32_t kFew = 5;
-        PacketDesc d[kBurstMax];
-        uint32_t number = 0;
-        for (int round = 0; round < 3; ++round) {
-            for (uint32_t k = 0; k < kFew; ++k, ++number) {
-                rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
-                ASSERT_NE(m, nullptr);
-                ASSERT_NE(rte_pktmbuf_append(m, kFrameBytes), nullptr);
-                ASSERT_TRUE(in.try_send(PacketDesc(m, number, descriptor_length(m, pool.get()), 0, 0)));
-            }
-            uint32_t got = 0;
-            for (int polls = 0; polls < 50 && got < kFew; ++polls) {
-                send->poll();
-                receive->poll();
-                const uint32_t n = out.try_recv_burst(d, kBurstMax);
-                for (uint32_t k = 0; k < n; ++k) {
-                    EXPECT_EQ(d[k].flow_hash, number - kFew + got + k);
-                    free_packet(d[k].mbuf);
-                }
-                got += n;
-            }
-            EXPECT_EQ(got, kFew) << "round " << round << ": packets lent stayed unpublished while the input was open";
-        }
-        in.close();
-        for (int polls = 0; polls < 1000 && !(send->finished() && receive->finished()); ++polls) {
-            send->poll();
-            receive->poll();
-        }
-        EXPECT_TRUE(send->finished() && receive->finished());
-        EXPECT_EQ(out.try_recv_burst(d, kBurstMax), 0u);
-        EXPECT_EQ(pool.available(), pool.capacity());
-        EXPECT_EQ(headers.available(), headers.capacity());
+    PolledLink link("srl_open");
+    for (uint32_t round = 0; round < 3; ++round) {
+        link.offer(round * PolledLink::kFew);
+        EXPECT_EQ(link.deliver(round * PolledLink::kFew), PolledLink::kFew)
+            << "round " << round << ": packets lent stayed unpublished while the input was open";
     }
+    link.end();
 }
 
 // A sending end that fails (its input's node threw, say) publishes the burst its last lend wrote
 // before anything else, so the receiving rank gets those packets while the input is still open,
 // rather than at its end: the failure path drains what is in flight, it does not hold it back.
 TEST(SharedRankLink, AFailingSenderPublishesWhatItLastWrote) {
-    MbufPoolSpec spec = named("srl_fail", 1023);
-    Segment segment(spec);
-    MbufPoolSpec headers_spec = rank_link_header_spec();
-    headers_spec.name = "srl_fail_hdr";
-    {
-        MbufPool pool(spec), headers(headers_spec);
-        RingChannel<PacketDesc> in(1024), out(1024);
-        std::unique_ptr<Task> send = make_shared_send(segment.sender(), segment.sender_all(), &in, pool);
-        std::unique_ptr<Task> receive = make_shared_receive(segment.receiver(), segment.receiver(),
-                                                            reinterpret_cast<uintptr_t>(segment.sender()), &out, headers);
-        constexpr uint32_t kFew = 5;
-        for (uint32_t k = 0; k < kFew; ++k) {
-            rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
-            ASSERT_NE(m, nullptr);
-            ASSERT_NE(rte_pktmbuf_append(m, kFrameBytes), nullptr);
-            ASSERT_TRUE(in.try_send(PacketDesc(m, k, descriptor_length(m, pool.get()), 0, 0)));
-        }
-        send->poll();  // lends the five: written, not yet published
-        send->record_failure("the node before the link threw");
-        PacketDesc d[kBurstMax];
-        uint32_t got = 0;
-        for (int polls = 0; polls < 50 && got < kFew; ++polls) {
-            send->poll_failed();
-            receive->poll();
-            const uint32_t n = out.try_recv_burst(d, kBurstMax);
-            for (uint32_t k = 0; k < n; ++k) free_packet(d[k].mbuf);
-            got += n;
-        }
-        EXPECT_EQ(got, kFew) << "the failing sender kept what it had lent unpublished while its input was open";
-        in.close();
-        for (int polls = 0; polls < 1000 && !(send->finished() && receive->finished()); ++polls) {
-            send->poll_failed();
-            receive->poll();
-        }
-        EXPECT_TRUE(send->finished() && receive->finished());
-        EXPECT_EQ(pool.available(), pool.capacity());
-        EXPECT_EQ(headers.available(), headers.capacity());
-    }
+    PolledLink link("srl_fail");
+    link.offer(0);
+    link.send().poll();  // lends the five: written, not yet published
+    link.send().record_failure("the node before the link threw");
+    EXPECT_EQ(link.deliver(0), PolledLink::kFew) << "the failing sender kept what it had lent unpublished while its input was open";
+    link.end();
 }
 
 }  // namespace
