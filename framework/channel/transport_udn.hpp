@@ -116,7 +116,7 @@ private:
         // credits and never look at the receiver's head, so no slack is needed, and a small
         // ring keeps its few lines hot in both caches.
         c.queue_words = std::bit_ceil(std::max<uint32_t>(2, credits * (1 + kWords)));
-        c.max_payload = kWords;
+        c.max_payload = std::min(noc::kMaxPayload, c.queue_words - 1);  // a burst travels as one message
         c.doorbells = false;  // the Channel's own doorbells wake its ends
         return c;
     }

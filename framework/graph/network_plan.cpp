@@ -69,11 +69,16 @@ public:
         // event device holds a bounded number of events: its queues stay at the UDN's 128).
         auto_ = s.auto_queue_words() && np_.transport == "udn";
         np_.config.queue_words = s.auto_queue_words() ? kBaseQueueWords : s.queue_words;
-        np_.config.max_payload = 2;   // a descriptor; a map's references take one
         np_.config.doorbells = false;  // the channels ring the tiles' own doorbells
         check_ports(edges);
         make_groups(edges);
         assign_queues();
+        // A message carries a sender's burst (a run of descriptors or references, see
+        // CreditSender::try_send_many), as long as the smallest queue holds it with its header.
+        const uint32_t smallest = np_.config.queue_sizes.empty()
+                                      ? np_.config.queue_words
+                                      : *std::min_element(np_.config.queue_sizes.begin(), np_.config.queue_sizes.end());
+        np_.config.max_payload = std::max(2u, std::min(noc::kMaxPayload, smallest - 1));  // 2: a descriptor
         for (size_t gi = 0; gi < np_.groups.size(); ++gi) size_credits(gi);
         describe_queues();
         return std::move(np_);

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <vector>
 
+#include "framework/noc/detail/item_runs.hpp"
 #include "framework/noc/inbox.hpp"
 #include "framework/noc/network_config.hpp"
 #include "framework/runtime/wait_policy.hpp"
@@ -45,6 +46,9 @@ public:
 
     // Receives one message into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {
+        if constexpr (kRuns) {
+            if (data_.demux == nullptr) return pop_items(payload, 1, &source) == 1;
+        }
         if (!owing_.empty()) return_credits();  // what the network refused before
         MessageHeader h;
         uint64_t scratch[kMaxPayload];
@@ -61,30 +65,12 @@ public:
     }
 
     // Receives up to `n` messages, payloads back to back (n x payload_words words); returns
-    // how many. On a network that can pop a run of messages at once (MessageNetwork), from
-    // a queue of its own, the reads of the run overlap; otherwise one try_recv at a time.
+    // how many. On a network whose senders send a burst as one run (MessageNetwork), from a
+    // queue of its own, a receive takes runs whole (or the first part of one) and the reads
+    // of a burst overlap; otherwise one try_recv at a time.
     uint32_t try_recv_burst(uint64_t* payload, uint32_t n) {
-        if constexpr (requires(Net& net, const typename Net::Mailbox& m, MessageHeader* h, uint64_t* p) {
-                          net.try_pop_many(m, Tag{}, 1u, 1u, h, p);
-                      }) {
-            if (data_.demux == nullptr) {
-                // Left uninitialised (try_pop_many writes each header it pops): zeroing 32
-                // headers, 384 bytes, took as long as a short burst's receive.
-                constexpr uint32_t kMost = 32;
-                alignas(MessageHeader) std::byte raw[kMost * sizeof(MessageHeader)];
-                auto* h = reinterpret_cast<MessageHeader*>(raw);
-                n = n < kMost ? n : kMost;  // "up to n": a longer burst takes more calls
-                const uint32_t got = net_->try_pop_many(data_.mailbox, data_tag_, words_, n, h, payload);
-                // Runs from one sender add up in a register: one add to owed_ per run, not a
-                // chain of increments of one counter through memory.
-                for (uint32_t i = 0, run = 1; i < got; i += run, run = 1) {
-                    while (i + run < got && h[i + run].source == h[i].source) ++run;
-                    owe(h[i].source, run);
-                }
-                if (!owing_.empty()) return_credits();
-                if (got != 0 || n == 0) return got;
-                // Nothing, or a stray at the head: the one-at-a-time path drops strays.
-            }
+        if constexpr (kRuns) {
+            if (data_.demux == nullptr) return pop_items(payload, n, nullptr);
         }
         uint32_t got = 0;
         TileId source;
@@ -124,6 +110,37 @@ public:
     uint64_t strays() const { return strays_; }  // messages of another tag or length, dropped
 
 private:
+    // Whether senders on Net send a burst as one message (detail/item_runs.hpp).
+    static constexpr bool kRuns = detail::RunNetwork<Net>;
+
+    // Up to n items from the runs at the head of the data queue (at most kMaxItemsPerPop a
+    // call: "up to n"), their credits owed to each run's sender and returned; `source`, when
+    // set, gets the first item's sender. A message that is no run of this interface's
+    // items at the head is dropped as a stray.
+    uint32_t pop_items(uint64_t* payload, uint32_t n, TileId* source) {
+        if (!owing_.empty()) return_credits();  // what the network refused before
+        // Left uninitialised (try_pop_items writes each run it pops): zeroing them took as
+        // long as a short burst's receive.
+        constexpr uint32_t kMost = Net::kMaxItemsPerPop;
+        alignas(typename Net::ItemRun) std::byte raw[kMost * sizeof(typename Net::ItemRun)];
+        auto* runs = reinterpret_cast<typename Net::ItemRun*>(raw);
+        for (;;) {
+            uint32_t nruns = 0;
+            bool stray = false;
+            const uint32_t got = net_->try_pop_items(data_.mailbox, data_tag_, words_, n, runs, nruns, payload, stray);
+            for (uint32_t i = 0; i < nruns; ++i) owe(runs[i].source, runs[i].items);
+            if (got != 0) {
+                if (source != nullptr) *source = runs[0].source;
+                return_credits();
+                return got;
+            }
+            if (!stray || n == 0) return 0;
+            MessageHeader h;
+            uint64_t scratch[kMaxPayload];
+            if (data_.try_pop(h, scratch)) ++strays_;
+        }
+    }
+
     // One credit message returning `count` credits to `to`.
     bool push_credit(TileId to, uint64_t count) {
         const typename Net::Route& r = credit_routes_[to];

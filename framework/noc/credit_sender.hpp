@@ -14,8 +14,10 @@
 // so the two ends of an interface built side by side do not share one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "framework/noc/detail/item_runs.hpp"
 #include "framework/noc/inbox.hpp"
 #include "framework/noc/network_config.hpp"
 #include "framework/runtime/wait_policy.hpp"
@@ -32,7 +34,8 @@ public:
     CreditSender(Net& net, TileId self, TileId receiver, Tag data_tag, Tag ack_tag, Inbox<Net> acks,
                  uint32_t payload_words, bool owns_queue)
         : net_(&net), self_(self), ack_tag_(ack_tag), acks_(acks), words_(payload_words),
-          route_(net.route(self, receiver, data_tag)), owns_queue_(owns_queue) {}
+          route_(net.route(self, receiver, data_tag)), owns_queue_(owns_queue),
+          run_max_(std::max(1u, net.config().max_payload / payload_words)) {}
 
     // Sends `payload_words` words from `payload` as one message.
     bool try_send(const uint64_t* payload) {
@@ -49,13 +52,20 @@ public:
     }
 
     // Sends up to `n` messages (payloads back to back, payload_words each) with the credits
-    // at hand; returns how many went. On a network that pushes a run in one reservation
-    // (MessageNetwork) they go together: one reservation on a shared queue's tail per burst.
+    // at hand; returns how many went. On a network that carries runs (MessageNetwork), into a
+    // queue of the interface's own, they go as one message (detail/item_runs.hpp); into a
+    // shared queue, as one reservation of n messages.
     uint32_t try_send_many(const uint64_t* payload, uint32_t n) {
-        if constexpr (requires(Net& net, const typename Net::Route& r) { net.try_push_many(r, payload, 1u, 1u, true); }) {
+        if constexpr (detail::RunNetwork<Net>) {
             if (credits_ < n) take_credits(n);
-            const uint32_t m = credits_ < n ? credits_ : n;
-            if (m == 0 || !net_->try_push_many(route_, payload, words_, m, owns_queue_)) return 0;
+            uint32_t m = credits_ < n ? credits_ : n;
+            if (m == 0) return 0;
+            if (owns_queue_) {
+                m = m < run_max_ ? m : run_max_;
+                net_->try_push_many(route_, payload, words_ * m, 1, true);  // credited: cannot fail
+            } else if (!net_->try_push_many(route_, payload, words_, m, false)) {
+                return 0;
+            }
             credits_ -= m;
             return m;
         } else {
@@ -102,6 +112,7 @@ private:
     uint32_t words_;
     typename Net::Route route_;
     bool owns_queue_;
+    uint32_t run_max_;  // items one run carries at most (max_payload / payload_words)
     uint32_t credits_ = 0;
     uint64_t strays_ = 0;
 };

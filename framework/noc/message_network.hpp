@@ -130,19 +130,25 @@ public:
         if (config_.doorbells) m.queue->space_bell().ring();
         return true;
     }
-    // Pops up to `max` (at most 32) messages in a row tagged `tag` with `length` payload
-    // words each, stopping before the first that is not there or differs; payloads back to
-    // back. Returns how many. (Shared memory only: the credit interfaces use it for bursts.)
-    uint32_t try_pop_many(const Mailbox& m, Tag tag, uint32_t length, uint32_t max, MessageHeader* headers,
-                          uint64_t* payload) {
-        constexpr uint64_t kTagAndLength = 0x0000'ffff'ffff'0000ull;  // see detail/header_word.hpp
-        uint64_t words[32];
-        const uint32_t got = m.queue->try_pop_many(detail::pack_header(0, tag, length), kTagAndLength, length,
-                                                   max < 32 ? max : 32, words, payload);
-        for (uint32_t i = 0; i < got; ++i) headers[i] = detail::unpack_header(words[i]);
+    // Pops up to `max` items of `n` words tagged `tag` from the runs at the head of a queue
+    // (TileQueue::try_pop_items: a message whose payload is one or more items); `runs` gets
+    // each run's header (source, tag, items taken), room for `max`. (Shared memory only: the
+    // credit interfaces use it.)
+    struct ItemRun {
+        TileId source;
+        uint32_t items;
+    };
+    uint32_t try_pop_items(const Mailbox& m, Tag tag, uint32_t n, uint32_t max, ItemRun* runs, uint32_t& nruns,
+                           uint64_t* payload, bool& stray) {
+        constexpr uint64_t kTag = 0x0000'0000'ffff'0000ull;  // see detail/header_word.hpp
+        TileQueue::Run raw[kMaxItemsPerPop];
+        max = max < kMaxItemsPerPop ? max : kMaxItemsPerPop;
+        const uint32_t got = m.queue->try_pop_items(detail::pack_header(0, tag, 0), kTag, n, max, raw, nruns, payload, stray);
+        for (uint32_t i = 0; i < nruns; ++i) runs[i] = ItemRun{detail::unpack_header(raw[i].header).source, raw[i].items};
         if (got != 0 && config_.doorbells) m.queue->space_bell().ring();
         return got;
     }
+    static constexpr uint32_t kMaxItemsPerPop = 32;
 
     QueueCounters counters(TileId tile, uint32_t queue_index) const;
     uint64_t queued_words(TileId tile, uint32_t queue_index) const;

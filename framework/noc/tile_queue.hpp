@@ -16,6 +16,8 @@
 // message costs its sender no line but the words'. Senders that share a queue and all spend
 // credits (a receive interface with many senders) reserve with one fetch_add and no look at
 // head (push_credited_shared_many). A run of messages (try_push_many) is one reservation.
+// A credit interface sends a burst of items as one message (detail/item_runs.hpp), and its
+// receiver takes them whole or in parts (try_pop_items).
 //
 // Ordering: messages leave in reservation order, each in one piece; one sender's messages
 // keep their order. A sender preempted between its reservation and its publish holds back
@@ -139,28 +141,61 @@ public:
         return true;
     }
 
-    // Pops up to `max` messages in a row whose header matches `match` under `mask` (a tag and
-    // a length of n payload words), stopping before the first that is not there yet or does
-    // not match; header words into `headers`, payloads back to back into `payload`. Returns
-    // how many. Knowing the length ahead, the receiver finds every header without reading
-    // the one before, so the reads of a burst overlap instead of waiting on each other.
-    uint32_t try_pop_many(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, uint64_t* headers,
-                          uint64_t* payload) {
-        const uint64_t head = cons_.next;
-        uint32_t got = 0;
-        for (; got < max; ++got) {
-            const uint64_t pos = head + uint64_t{got} * (n + 1);
+    // One run of items popped by try_pop_items: its header word (source and tag) and how
+    // many of its items were taken.
+    struct Run {
+        uint64_t header;
+        uint32_t items;
+    };
+
+    // Pops up to `max` items of `n` words each from the messages at the head whose header
+    // matches `match` under `mask` (a tag) and whose payload is a whole number of items (a
+    // run: a sender's burst as one message, see CreditSender), stopping before the first
+    // message that is not there yet or is not such a run; `stray` says that the head is one
+    // of those others. Items go back to back into `payload`; one Run per message taken from
+    // into `runs` (room for `max`), their count into `nruns`. Returns how many items.
+    //
+    // A run longer than what is left of `max` is split: its first items are taken and the
+    // rest stays at the head as a shorter run, its header rewritten into the last word taken
+    // (the receiver owns every word from head on until it hands them back, so only it reads
+    // that word). Words handed back: n per item, and the header's once its run is done.
+    uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, Run* runs, uint32_t& nruns,
+                           uint64_t* payload, bool& stray) {
+        uint64_t pos = cons_.next;
+        uint32_t got = 0, r = 0;
+        uint64_t messages = 0;
+        stray = false;
+        while (got < max) {
             Word& h = words_[pos & mask_];
             // acquire: pairs with the sender's release of the header: its payload is written.
             const uint64_t word = h.load(std::memory_order_acquire);
-            if (word == 0 || (word & mask) != match) break;
-            headers[got] = word & ~kPublished;
+            const uint32_t len = detail::header_length(word);
+            if (word == 0) break;
+            if ((word & mask) != match || len == 0 || len % n != 0) {
+                stray = got == 0;
+                break;
+            }
+            const uint32_t k = len / n;
+            const uint32_t taken = k < max - got ? k : max - got;
+            for (uint32_t i = 0; i < taken * n; ++i) payload[size_t{got} * n + i] = take(pos + 1 + i);
+            runs[r++] = Run{word & ~kPublished, taken};
+            got += taken;
+            if (taken < k) {
+                // relaxed: the receiver's own word until it hands it back (see above).
+                words_[(pos + uint64_t{taken} * n) & mask_].store(
+                    (word & ~(uint64_t{0xffff} << 32)) | (uint64_t{(k - taken) * n} << 32), std::memory_order_relaxed);
+                h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
+                pos += uint64_t{taken} * n;
+                break;
+            }
             h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
-            for (uint32_t i = 0; i < n; ++i) payload[got * n + i] = take(pos + 1 + i);
+            pos += 1 + len;
+            ++messages;
         }
+        nruns = r;
         if (got == 0) return 0;
-        hand_back(head + uint64_t{got} * (n + 1));
-        cons_.messages.add(got);
+        hand_back(pos);
+        cons_.messages.add(messages);
         cons_.words.add(uint64_t{got} * n);
         return got;
     }

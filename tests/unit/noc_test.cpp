@@ -581,47 +581,6 @@ TEST(CreditInterface, AReceiveReturnsWhatItTookFromASenderInOneCreditMessage) {
     EXPECT_EQ(link.sender().try_send_many(more.data(), 1), 0u) << "K = 64 in flight: no credit left";
 }
 
-TEST(CreditInterface, WhatOneSendOfARunSendsIsOneReservationSoSendersNeverInterleaveIt) {
-    // Senders sharing a queue reserve room for what one try_send_many sends at once: the
-    // receiver finds those messages together, however the senders race.
-    constexpr uint32_t kSenders = 4, kItems = 40000, kRun = 8;
-    MessageNetwork net(shape(kSenders + 1, 1, 1024));
-    AsymmetricCreditConfig c;
-    c.receiver = kSenders;
-    for (TileId s = 0; s < kSenders; ++s) c.senders.push_back(s);
-    c.credits = 32;
-    c.payload_words = 1;
-    AsymmetricCreditChannel<MessageNetwork> gather(net, c);
-    // A word: sender (8 bits), the send call (32), the message's index within that call (8).
-    std::vector<std::thread> senders;
-    for (uint32_t s = 0; s < kSenders; ++s)
-        senders.emplace_back([&gather, s] {
-            uint64_t run[kRun];
-            uint64_t call = 0;
-            for (uint32_t sent = 0; sent < kItems;) {
-                for (uint32_t i = 0; i < kRun; ++i) run[i] = (uint64_t{s} << 56) | (call << 8) | i;
-                const uint32_t m = gather.sender(s).try_send_many(run, kItems - sent < kRun ? kItems - sent : kRun);
-                if (m == 0) std::this_thread::yield();
-                sent += m;
-                ++call;
-            }
-        });
-    uint64_t split = 0, received = 0, prev = 0;
-    uint64_t burst[32];
-    while (received < uint64_t{kSenders} * kItems) {
-        const uint32_t n = gather.receiver().try_recv_burst(burst, 32);
-        if (n == 0) std::this_thread::yield();
-        for (uint32_t i = 0; i < n; ++i, ++received) {
-            const uint64_t w = burst[i];
-            // Message i > 0 of a call follows message i - 1 of the same call and sender.
-            if ((w & 0xff) != 0 && w != prev + 1) ++split;
-            prev = w;
-        }
-    }
-    for (auto& t : senders) t.join();
-    EXPECT_EQ(split, 0u);
-}
-
 TEST(EventdevNetwork, MoreTilesAndQueuesThanTheDeviceHasPortsAreRejected) {
     try {
         EventdevNetwork net(shape(13, 4));  // 13 x 5 = 65 ports
