@@ -1,44 +1,36 @@
 // The burst loops of the `udn` transports (UdnChannel on a private network, SharedUdnChannel
-// on the app's): an item is one message of sizeof(T)/8 payload words. They differ only in
-// how they ring the other side, which stays with them.
+// on the app's): an item is sizeof(T)/8 payload words, and what one call sends travels as
+// runs where the network carries them (noc/detail/item_runs.hpp). They differ only in how
+// they ring the other side, which stays with them.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+#include <type_traits>
 
 #include "framework/runtime/doorbell.hpp"
 
 namespace tp::detail {
 
-// Sends items[0..n) through `tx` (a credit sender: try_send_many(const uint64_t*, uint32_t)),
-// one message each, in runs of up to 32 (each run one reservation where the network offers
-// it, see CreditSender::try_send_many), up to the first refusal; returns how many went.
+// Sends items[0..n) through `tx` (a credit sender: try_send_many(const void*, uint32_t), which
+// reads the items as bytes: no copy into words first, and sends runs for all the credits at
+// hand allow); returns how many went.
 template <typename T, typename Tx>
 uint32_t udn_send_burst(Tx& tx, const T* items, uint32_t n) {
-    uint64_t run[32 * (sizeof(T) / 8)];
-    uint32_t sent = 0;
-    while (sent < n) {
-        const uint32_t want = n - sent < 32 ? n - sent : 32;
-        std::memcpy(run, &items[sent], sizeof(T) * want);
-        const uint32_t m = tx.try_send_many(run, want);
-        sent += m;
-        if (m < want) break;
-    }
-    return sent;
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0, "an item travels as whole 64-bit words");
+    return tx.try_send_many(items, n);  // as many as the credits at hand allow
 }
 
-// Receives up to n items through `rx` (a credit receiver: try_recv_burst(uint64_t*, uint32_t))
-// in runs of at most 32 messages; returns how many came.
+// Receives up to n items through `rx` (a credit receiver: try_recv_burst(void*, uint32_t),
+// which writes them as bytes, at most 32 a call); returns how many came.
 template <typename T, typename Rx>
 uint32_t udn_recv_burst(Rx& rx, T* items, uint32_t n) {
-    uint64_t words[32 * (sizeof(T) / 8)];
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0, "an item travels as whole 64-bit words");
     uint32_t got = 0;
     while (got < n) {
         const uint32_t want = n - got < 32 ? n - got : 32;
-        const uint32_t m = rx.try_recv_burst(words, want);
-        std::memcpy(&items[got], words, sizeof(T) * m);
+        const uint32_t m = rx.try_recv_burst(items + got, want);
         got += m;
-        if (m < want) break;
+        if (m < want) break;  // the queue had no more: another look would only miss
     }
     return got;
 }

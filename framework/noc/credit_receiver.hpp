@@ -64,17 +64,20 @@ public:
         return true;
     }
 
-    // Receives up to `n` messages, payloads back to back (n x payload_words words); returns
-    // how many. On a network whose senders send a burst as one run (MessageNetwork), from a
-    // queue of its own, a receive takes runs whole (or the first part of one) and the reads
-    // of a burst overlap; otherwise one try_recv at a time.
-    uint32_t try_recv_burst(uint64_t* payload, uint32_t n) {
+    // Receives up to `n` messages, payloads back to back (n x payload_words words, written as
+    // bytes: the items may be descriptors); returns how many. On a network whose senders send
+    // a burst as one run (MessageNetwork), from a queue of its own, a receive takes runs whole
+    // (or the first part of one); otherwise one try_recv at a time.
+    uint32_t try_recv_burst(void* payload, uint32_t n) {
         if constexpr (kRuns) {
             if (data_.demux == nullptr) return pop_items(payload, n, nullptr);
         }
+        auto* bytes = static_cast<std::byte*>(payload);
         uint32_t got = 0;
         TileId source;
-        while (got < n && try_recv(payload + size_t{got} * words_, source)) ++got;
+        uint64_t words[kMaxPayload];
+        for (; got < n && try_recv(words, source); ++got)
+            std::memcpy(bytes + size_t{got} * words_ * sizeof(uint64_t), words, words_ * sizeof(uint64_t));
         return got;
     }
 
@@ -117,7 +120,7 @@ private:
     // call: "up to n"), their credits owed to each run's sender and returned; `source`, when
     // set, gets the first item's sender. A message that is no run of this interface's
     // items at the head is dropped as a stray.
-    uint32_t pop_items(uint64_t* payload, uint32_t n, TileId* source) {
+    uint32_t pop_items(void* payload, uint32_t n, TileId* source) {
         if (!owing_.empty()) return_credits();  // what the network refused before
         // Left uninitialised (try_pop_items writes each run it pops): zeroing them took as
         // long as a short burst's receive.

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "framework/noc/detail/item_runs.hpp"
 #include "framework/noc/inbox.hpp"
@@ -51,18 +53,24 @@ public:
         return true;
     }
 
-    // Sends up to `n` messages (payloads back to back, payload_words each) with the credits
-    // at hand; returns how many went. On a network that carries runs (MessageNetwork), into a
-    // queue of the interface's own, they go as one message (detail/item_runs.hpp); into a
-    // shared queue, as one reservation of n messages.
-    uint32_t try_send_many(const uint64_t* payload, uint32_t n) {
+    // Sends up to `n` messages (payloads back to back, payload_words each, read as bytes: the
+    // items may be descriptors) with the credits at hand; returns how many went. On a network
+    // that carries runs (MessageNetwork), into a queue of the interface's own, they go as
+    // runs of at most max_payload words (detail/item_runs.hpp); into a shared queue, as one
+    // reservation of n messages.
+    uint32_t try_send_many(const void* payload, uint32_t n) {
+        const auto* bytes = static_cast<const std::byte*>(payload);
+        const size_t item = sizeof(uint64_t) * words_;
         if constexpr (detail::RunNetwork<Net>) {
             if (credits_ < n) take_credits(n);
-            uint32_t m = credits_ < n ? credits_ : n;
+            const uint32_t m = credits_ < n ? credits_ : n;
             if (m == 0) return 0;
             if (owns_queue_) {
-                m = m < run_max_ ? m : run_max_;
-                net_->try_push_many(route_, payload, words_ * m, 1, true);  // credited: cannot fail
+                for (uint32_t i = 0; i < m;) {  // credited: cannot fail
+                    const uint32_t k = m - i < run_max_ ? m - i : run_max_;
+                    net_->try_push_many(route_, bytes + i * item, words_ * k, 1, true);
+                    i += k;
+                }
             } else if (!net_->try_push_many(route_, payload, words_, m, false)) {
                 return 0;
             }
@@ -70,7 +78,11 @@ public:
             return m;
         } else {
             uint32_t i = 0;
-            while (i < n && try_send(payload + size_t{i} * words_)) ++i;
+            uint64_t words[kMaxPayload];
+            for (; i < n; ++i) {
+                std::memcpy(words, bytes + i * item, item);
+                if (!try_send(words)) break;
+            }
             return i;
         }
     }

@@ -94,9 +94,9 @@ public:
     }
 
     // `count` messages of `length` words each through `r` in one reservation (payloads back
-    // to back): TileQueue::try_push_many, or a credited push when `credited` (then the queue
-    // must be claimed as for try_push_credited). All or nothing.
-    bool try_push_many(const Route& r, const uint64_t* payload, uint32_t length, uint32_t count, bool credited) {
+    // to back, read as bytes): TileQueue::try_push_many, or a credited push when `credited`
+    // (then the queue must be claimed as for try_push_credited). All or nothing.
+    bool try_push_many(const Route& r, const void* payload, uint32_t length, uint32_t count, bool credited) {
         if (length > config_.max_payload) detail::throw_bad_push(config_, kBackend, r.from, r.to, length);
         const uint32_t sole = r.queue->sole_sender();
         const uint64_t header = r.header | (uint64_t{length} << 32);
@@ -131,15 +131,15 @@ public:
         return true;
     }
     // Pops up to `max` items of `n` words tagged `tag` from the runs at the head of a queue
-    // (TileQueue::try_pop_items: a message whose payload is one or more items); `runs` gets
-    // each run's header (source, tag, items taken), room for `max`. (Shared memory only: the
-    // credit interfaces use it.)
+    // (TileQueue::try_pop_items: a message whose payload is one or more items), written as
+    // bytes; `runs` gets each run's source and items taken, room for `max`. (Shared memory
+    // only: the credit interfaces use it.)
     struct ItemRun {
         TileId source;
         uint32_t items;
     };
     uint32_t try_pop_items(const Mailbox& m, Tag tag, uint32_t n, uint32_t max, ItemRun* runs, uint32_t& nruns,
-                           uint64_t* payload, bool& stray) {
+                           void* payload, bool& stray) {
         constexpr uint64_t kTag = 0x0000'0000'ffff'0000ull;  // see detail/header_word.hpp
         TileQueue::Run raw[kMaxItemsPerPop];
         max = max < kMaxItemsPerPop ? max : kMaxItemsPerPop;

@@ -26,7 +26,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "framework/channel/detail/node_memory.hpp"
@@ -65,11 +67,12 @@ public:
         return try_push_many(sole, header, payload, n, 1);
     }
 
-    // Pushes `count` messages of `n` payload words each (payloads back to back in `payload`),
+    // Pushes `count` messages of `n` payload words each (payloads back to back in `payload`,
+    // read as bytes: any trivially copyable items of whole words, descriptors included),
     // all with `header`'s source and tag, in one reservation: one CAS for the run instead of
     // one per message, so senders sharing the queue meet on its tail line once per burst.
     // All or nothing: false when fewer than count x (n + 1) words are free.
-    bool try_push_many(bool sole, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+    bool try_push_many(bool sole, uint64_t header, const void* payload, uint32_t n, uint32_t count) {
         const uint64_t need = uint64_t{count} * (n + 1);
         // relaxed: the sole sender is the only writer of tail; for the others only a first
         // guess, which the CAS below checks.
@@ -96,7 +99,7 @@ public:
     // there is room, and the receiver's reads and zeroing of the words reused happened before
     // it sent the credits these pushes spend (credits and messages are both FIFO, a credit
     // published with release and taken with acquire). So no look at head at all, and no CAS.
-    void push_credited_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+    void push_credited_many(uint64_t header, const void* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.load(std::memory_order_relaxed);  // relaxed: only this sender writes it
         prod_.tail.store(tail + uint64_t{count} * (n + 1), std::memory_order_relaxed);  // relaxed: published by headers
         write_run(tail, header, payload, n, count);
@@ -117,7 +120,7 @@ public:
     // the words set aside, at most the queue's. The receiver returns a credit after handing
     // back its message and all before it, so everything up to the newest known return is
     // handed back, which covers the last message that held these words.
-    void push_credited_shared_many(uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+    void push_credited_shared_many(uint64_t header, const void* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.fetch_add(uint64_t{count} * (n + 1), std::memory_order_acq_rel);
         write_run(tail, header, payload, n, count);
     }
@@ -154,13 +157,15 @@ public:
     // message that is not there yet or is not such a run; `stray` says that the head is one
     // of those others. Items go back to back into `payload`; one Run per message taken from
     // into `runs` (room for `max`), their count into `nruns`. Returns how many items.
+    // `payload` is written as bytes (room for max x n words): the items may be descriptors.
     //
     // A run longer than what is left of `max` is split: its first items are taken and the
     // rest stays at the head as a shorter run, its header rewritten into the last word taken
     // (the receiver owns every word from head on until it hands them back, so only it reads
     // that word). Words handed back: n per item, and the header's once its run is done.
     uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, Run* runs, uint32_t& nruns,
-                           uint64_t* payload, bool& stray) {
+                           void* payload, bool& stray) {
+        auto* out = static_cast<std::byte*>(payload);
         uint64_t pos = cons_.next;
         uint32_t got = 0, r = 0;
         uint64_t messages = 0;
@@ -177,7 +182,10 @@ public:
             }
             const uint32_t k = len / n;
             const uint32_t taken = k < max - got ? k : max - got;
-            for (uint32_t i = 0; i < taken * n; ++i) payload[size_t{got} * n + i] = take(pos + 1 + i);
+            for (uint32_t i = 0; i < taken * n; ++i) {
+                const uint64_t w = take(pos + 1 + i);
+                std::memcpy(out + (size_t{got} * n + i) * sizeof w, &w, sizeof w);
+            }
             runs[r++] = Run{word & ~kPublished, taken};
             got += taken;
             if (taken < k) {
@@ -222,15 +230,22 @@ private:
     static constexpr uint64_t kPublished = uint64_t{1} << 63;
 
     // Writes `count` messages reserved from `tail` on and publishes each header in order.
-    void write_run(uint64_t tail, uint64_t header, const uint64_t* payload, uint32_t n, uint32_t count) {
+    void write_run(uint64_t tail, uint64_t header, const void* payload, uint32_t n, uint32_t count) {
+        const auto* in = static_cast<const std::byte*>(payload);
         for (uint32_t m = 0; m < count; ++m) {
             const uint64_t at = tail + uint64_t{m} * (n + 1);
             // relaxed: published by the header's release store below.
             for (uint32_t i = 0; i < n; ++i)
-                words_[(at + 1 + i) & mask_].store(payload[size_t{m} * n + i], std::memory_order_relaxed);
+                words_[(at + 1 + i) & mask_].store(word_at(in, size_t{m} * n + i), std::memory_order_relaxed);
             // release: the payload is visible to a receiver that acquires this header.
             words_[at & mask_].store(header | kPublished, std::memory_order_release);
         }
+    }
+
+    static uint64_t word_at(const std::byte* p, size_t i) {
+        uint64_t w;
+        std::memcpy(&w, p + i * sizeof w, sizeof w);  // a word of whatever trivially copyable items
+        return w;
     }
 
     // Reads a payload word and leaves zero behind (a later message's header may land there).
