@@ -21,18 +21,11 @@ uint32_t udn_send_burst(Tx& tx, const T* items, uint32_t n) {
 }
 
 // Receives up to n items through `rx` (a credit receiver: try_recv_burst(void*, uint32_t),
-// which writes them as bytes, at most 32 a call); returns how many came.
+// which writes them as bytes); returns how many came.
 template <typename T, typename Rx>
 uint32_t udn_recv_burst(Rx& rx, T* items, uint32_t n) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0, "an item travels as whole 64-bit words");
-    uint32_t got = 0;
-    while (got < n) {
-        const uint32_t want = n - got < 32 ? n - got : 32;
-        const uint32_t m = rx.try_recv_burst(items + got, want);
-        got += m;
-        if (m < want) break;  // the queue had no more: another look would only miss
-    }
-    return got;
+    return rx.try_recv_burst(items, n);
 }
 
 // What no doorbell announces: credits the network refused (an event device out of room; it

@@ -116,28 +116,26 @@ private:
     // Whether senders on Net send a burst as one message (detail/item_runs.hpp).
     static constexpr bool kRuns = detail::RunNetwork<Net>;
 
-    // Up to n items from the runs at the head of the data queue (at most kMaxItemsPerPop a
-    // call: "up to n"), their credits owed to each run's sender and returned; `source`, when
-    // set, gets the first item's sender. A message that is no run of this interface's
-    // items at the head is dropped as a stray.
+    // Up to n items from the runs at the head of the data queue, their credits owed to each
+    // run's sender and returned; `source`, when set, gets the sender of the last run taken
+    // from (the only one when n is 1). A message that is no run of this interface's items at
+    // the head is dropped as a stray.
     uint32_t pop_items(void* payload, uint32_t n, TileId* source) {
         if (!owing_.empty()) return_credits();  // what the network refused before
-        // Left uninitialised (try_pop_items writes each run it pops): zeroing them took as
-        // long as a short burst's receive.
-        constexpr uint32_t kMost = Net::kMaxItemsPerPop;
-        alignas(typename Net::ItemRun) std::byte raw[kMost * sizeof(typename Net::ItemRun)];
-        auto* runs = reinterpret_cast<typename Net::ItemRun*>(raw);
         for (;;) {
-            uint32_t nruns = 0;
             bool stray = false;
-            const uint32_t got = net_->try_pop_items(data_.mailbox, data_tag_, words_, n, runs, nruns, payload, stray);
-            for (uint32_t i = 0; i < nruns; ++i) owe(runs[i].source, runs[i].items);
+            TileId last = 0;
+            const uint32_t got = net_->try_pop_items(data_.mailbox, data_tag_, words_, n, payload, stray,
+                                                     [&](TileId s, uint32_t items) {
+                                                         owe(s, items);
+                                                         last = s;
+                                                     });
             if (got != 0) {
-                if (source != nullptr) *source = runs[0].source;
+                if (source != nullptr) *source = last;
                 return_credits();
                 return got;
             }
-            if (!stray || n == 0) return 0;
+            if (!stray) return 0;
             MessageHeader h;
             uint64_t scratch[kMaxPayload];
             if (data_.try_pop(h, scratch)) ++strays_;

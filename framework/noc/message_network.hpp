@@ -132,23 +132,19 @@ public:
     }
     // Pops up to `max` items of `n` words tagged `tag` from the runs at the head of a queue
     // (TileQueue::try_pop_items: a message whose payload is one or more items), written as
-    // bytes; `runs` gets each run's source and items taken, room for `max`. (Shared memory
-    // only: the credit interfaces use it.)
-    struct ItemRun {
-        TileId source;
-        uint32_t items;
-    };
-    uint32_t try_pop_items(const Mailbox& m, Tag tag, uint32_t n, uint32_t max, ItemRun* runs, uint32_t& nruns,
-                           void* payload, bool& stray) {
+    // bytes; on_run(source, items) for each run taken from. (Shared memory only: the credit
+    // interfaces use it.)
+    template <typename OnRun>
+    uint32_t try_pop_items(const Mailbox& m, Tag tag, uint32_t n, uint32_t max, void* payload, bool& stray,
+                           OnRun&& on_run) {
         constexpr uint64_t kTag = 0x0000'0000'ffff'0000ull;  // see detail/header_word.hpp
-        TileQueue::Run raw[kMaxItemsPerPop];
-        max = max < kMaxItemsPerPop ? max : kMaxItemsPerPop;
-        const uint32_t got = m.queue->try_pop_items(detail::pack_header(0, tag, 0), kTag, n, max, raw, nruns, payload, stray);
-        for (uint32_t i = 0; i < nruns; ++i) runs[i] = ItemRun{detail::unpack_header(raw[i].header).source, raw[i].items};
+        const uint32_t got = m.queue->try_pop_items(detail::pack_header(0, tag, 0), kTag, n, max, payload, stray,
+                                                    [&](uint64_t header, uint32_t items) {
+                                                        on_run(detail::unpack_header(header).source, items);
+                                                    });
         if (got != 0 && config_.doorbells) m.queue->space_bell().ring();
         return got;
     }
-    static constexpr uint32_t kMaxItemsPerPop = 32;
 
     QueueCounters counters(TileId tile, uint32_t queue_index) const;
     uint64_t queued_words(TileId tile, uint32_t queue_index) const;

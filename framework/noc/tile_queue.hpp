@@ -144,40 +144,35 @@ public:
         return true;
     }
 
-    // One run of items popped by try_pop_items: its header word (source and tag) and how
-    // many of its items were taken.
-    struct Run {
-        uint64_t header;
-        uint32_t items;
-    };
-
     // Pops up to `max` items of `n` words each from the messages at the head whose header
     // matches `match` under `mask` (a tag) and whose payload is a whole number of items (a
     // run: a sender's burst as one message, see CreditSender), stopping before the first
     // message that is not there yet or is not such a run; `stray` says that the head is one
-    // of those others. Items go back to back into `payload`; one Run per message taken from
-    // into `runs` (room for `max`), their count into `nruns`. Returns how many items.
-    // `payload` is written as bytes (room for max x n words): the items may be descriptors.
+    // of those others. Items go back to back into `payload`, written as bytes (room for max
+    // x n words: the items may be descriptors); on_run(header, items) is called for each
+    // message taken from, with its header word and how many of its items were taken.
+    // Returns how many items.
     //
     // A run longer than what is left of `max` is split: its first items are taken and the
     // rest stays at the head as a shorter run, its header rewritten into the last word taken
     // (the receiver owns every word from head on until it hands them back, so only it reads
     // that word). Words handed back: n per item, and the header's once its run is done.
-    uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, Run* runs, uint32_t& nruns,
-                           void* payload, bool& stray) {
+    template <typename OnRun>
+    uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, void* payload, bool& stray,
+                           OnRun&& on_run) {
         auto* out = static_cast<std::byte*>(payload);
         uint64_t pos = cons_.next;
-        uint32_t got = 0, r = 0;
+        uint32_t got = 0;
         uint64_t messages = 0;
-        stray = false;
+        bool odd = false;
         while (got < max) {
             Word& h = words_[pos & mask_];
             // acquire: pairs with the sender's release of the header: its payload is written.
             const uint64_t word = h.load(std::memory_order_acquire);
-            const uint32_t len = detail::header_length(word);
             if (word == 0) break;
+            const uint32_t len = detail::header_length(word);
             if ((word & mask) != match || len == 0 || len % n != 0) {
-                stray = got == 0;
+                odd = got == 0;
                 break;
             }
             const uint32_t k = len / n;
@@ -186,21 +181,20 @@ public:
                 const uint64_t w = take(pos + 1 + i);
                 std::memcpy(out + (size_t{got} * n + i) * sizeof w, &w, sizeof w);
             }
-            runs[r++] = Run{word & ~kPublished, taken};
+            on_run(word & ~kPublished, taken);
             got += taken;
+            h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
             if (taken < k) {
                 // relaxed: the receiver's own word until it hands it back (see above).
                 words_[(pos + uint64_t{taken} * n) & mask_].store(
                     (word & ~(uint64_t{0xffff} << 32)) | (uint64_t{(k - taken) * n} << 32), std::memory_order_relaxed);
-                h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
                 pos += uint64_t{taken} * n;
                 break;
             }
-            h.store(0, std::memory_order_relaxed);  // relaxed: handed back by the release of head
             pos += 1 + len;
             ++messages;
         }
-        nruns = r;
+        stray = odd;
         if (got == 0) return 0;
         hand_back(pos);
         cons_.messages.add(messages);

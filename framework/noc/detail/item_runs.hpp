@@ -20,9 +20,9 @@ namespace tp::noc::detail {
 
 template <typename Net>
 concept RunNetwork = requires(Net& net, const typename Net::Route& r, const typename Net::Mailbox& m,
-                              const uint64_t* in, typename Net::ItemRun* runs, uint32_t& k, uint64_t* out, bool& b) {
+                              const uint64_t* in, uint64_t* out, bool& stray) {
     net.try_push_many(r, in, 1u, 1u, true);
-    net.try_pop_items(m, Tag{}, 1u, 1u, runs, k, out, b);
+    net.try_pop_items(m, Tag{}, 1u, 1u, out, stray, [](TileId, uint32_t) {});
 };
 
 }  // namespace tp::noc::detail
