@@ -31,6 +31,7 @@
 #include <cstring>
 #include <new>
 
+#include "framework/channel/detail/cache_line.hpp"
 #include "framework/channel/detail/node_memory.hpp"
 #include "framework/metrics/relaxed_counter.hpp"
 #include "framework/noc/detail/header_word.hpp"
@@ -177,6 +178,9 @@ public:
             }
             const uint32_t k = len / n;
             const uint32_t taken = k < max - got ? k : max - got;
+            // The words read here are zeroed too: fetch their lines for writing at once.
+            for (uint64_t w = pos & ~uint64_t{7}; w <= pos + uint64_t{taken} * n; w += 8)
+                tp::detail::prefetch_for_write(&words_[w & mask_]);
             for (uint32_t i = 0; i < taken * n; ++i) {
                 const uint64_t w = take(pos + 1 + i);
                 std::memcpy(out + (size_t{got} * n + i) * sizeof w, &w, sizeof w);

@@ -15,4 +15,15 @@ inline constexpr std::size_t kCacheLine = 64;
 // 128-byte pair.
 inline constexpr std::size_t kNoFalseSharing = 128;
 
+// Fetches the line holding `p` for writing: in one transfer, where a load and then a store to
+// a line another core wrote take two (the load shares it, the store then has to take it).
+// PREFETCHW: a hint, so a CPU without it (or another architecture's prefetch) only loses it.
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 }  // namespace tp::detail
