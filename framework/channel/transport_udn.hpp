@@ -2,10 +2,11 @@
 // `udn_eventdev` (Net = noc::EventdevNetwork, a DPDK event device): a channel that is a
 // credit-based interface on a messaging network, the network-processor mechanism.
 //
-// An item travels as one message of sizeof(T)/8 payload words (one for a word, two for a
-// PacketDesc); capacity K is the number of credits, so exactly K items fit. Built by the
-// factory (`transport: udn`), a channel gets a private two-tile network (tile 0 sends, tile
-// 1 receives) whose queues hold K messages (128 words for K = 64 words, as on the UDN); the
+// An item is sizeof(T)/8 payload words (one for a word, two for a PacketDesc), and what one
+// send moves travels as one message, a run (noc/detail/item_runs.hpp); capacity K is the
+// number of credits, so exactly K items fit. Built by the factory (`transport: udn`), a
+// channel gets a private two-tile network (tile 0 sends, tile 1 receives) whose queues hold
+// K one-item messages (128 words for K = 64 words, as on the UDN); the
 // TILEPro64's fixed 128-word queues would cap K at 64 for words (K <= 128/2), so the
 // emulation sizes them to K instead of refusing. In an app, `udn` links share the app's one
 // network (SharedUdnChannel) and only `udn_pair` links are built this way.

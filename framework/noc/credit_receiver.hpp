@@ -44,7 +44,7 @@ public:
         for (TileId t = 0; t < net.tiles(); ++t) credit_routes_.push_back(net.route(self, t, ack_tag));
     }
 
-    // Receives one message into `payload` (payload_words words); `source` gets its sender tile.
+    // Receives one item into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {
         if constexpr (kRuns) {
             if (data_.demux == nullptr) return pop_items(payload, 1, &source) == 1;
@@ -64,7 +64,7 @@ public:
         return true;
     }
 
-    // Receives up to `n` messages, payloads back to back (n x payload_words words, written as
+    // Receives up to `n` items, payloads back to back (n x payload_words words, written as
     // bytes: the items may be descriptors); returns how many. On a network whose senders send
     // a burst as one run (MessageNetwork), from a queue of its own, a receive takes runs whole
     // (or the first part of one); otherwise one try_recv at a time.
@@ -110,7 +110,8 @@ public:
 
     TileId tile() const { return self_; }
     uint32_t payload_words() const { return words_; }
-    uint64_t strays() const { return strays_; }  // messages of another tag or length, dropped
+    // Messages of another tag, or whose length is no whole number of items, dropped.
+    uint64_t strays() const { return strays_; }
 
 private:
     // Whether senders on Net send a burst as one message (detail/item_runs.hpp).

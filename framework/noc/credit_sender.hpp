@@ -1,9 +1,10 @@
 // CreditSender<Net>: the sending end of a credit-based interface on a messaging network
 // (Buono & Mencagli's UDN interface). The receiver sent it K credits (messages tagged
 // `ack_tag` carrying a count: detail/credit_setup.hpp) before the first send; a send spends
-// one credit taken from the sender's ack inbox (what is back is taken together) and pushes
-// the message, so at most K messages are ever in flight and a credit always stands for room
-// set aside in the receiver's queue.
+// one credit per item taken from the sender's ack inbox (what is back is taken together) and
+// pushes the item, so at most K items are ever in flight and a credit always stands for room
+// set aside in the receiver's queue (1 + payload_words words: what the item takes as a
+// message of its own; in a run with others it takes less, detail/item_runs.hpp).
 //
 // try_send never blocks: false when no credit has come back (or, rarely, the network
 // refused the push; the credit is then kept for the next try: credits_held() != 0). send()
@@ -37,7 +38,7 @@ public:
                  uint32_t payload_words, bool owns_queue)
         : net_(&net), self_(self), ack_tag_(ack_tag), acks_(acks), words_(payload_words),
           route_(net.route(self, receiver, data_tag)), owns_queue_(owns_queue),
-          run_max_(std::max(1u, net.config().max_payload / payload_words)) {}
+          run_max_(std::max(1u, net.config().max_payload / std::max(1u, payload_words))) {}
 
     // Sends `payload_words` words from `payload` as one message.
     bool try_send(const uint64_t* payload) {
@@ -53,11 +54,12 @@ public:
         return true;
     }
 
-    // Sends up to `n` messages (payloads back to back, payload_words each, read as bytes: the
-    // items may be descriptors) with the credits at hand; returns how many went. On a network
-    // that carries runs (MessageNetwork), into a queue of the interface's own, they go as
-    // runs of at most max_payload words (detail/item_runs.hpp); into a shared queue, as one
-    // reservation of n messages.
+    // Sends up to `n` items (payloads back to back, payload_words each, read as bytes: the
+    // items may be descriptors) with the credits at hand; returns how many went (m). On a
+    // network that carries runs (MessageNetwork), into a queue of the interface's own (a
+    // symmetric link's, or the asymmetric interface's that only credited senders share),
+    // they go as runs of at most max_payload words (detail/item_runs.hpp); into a queue
+    // logical channels multiplex, as m one-item messages in one reservation.
     uint32_t try_send_many(const void* payload, uint32_t n) {
         const auto* bytes = static_cast<const std::byte*>(payload);
         const size_t item = sizeof(uint64_t) * words_;

@@ -3,7 +3,7 @@
 //
 // Message-atomic without a lock: a sender reserves 1 + length words with one CAS on the
 // tail, writes the payload, then publishes the header word with a release store. The ring
-// is all words, header and payload alike (a descriptor's message takes 24 bytes): a header
+// is all words, header and payload alike (a descriptor alone in a message takes 24 bytes): a header
 // is never zero (it carries kPublished), and the receiver zeroes every word it consumed
 // before handing the words back, so the word at its head is zero until the message reserved
 // there is published. The receiver finds the next header from the current one's length, and
@@ -15,9 +15,9 @@
 // that spends a credit (push_credited_many) skips the look at head too, so a credit channel's
 // message costs its sender no line but the words'. Senders that share a queue and all spend
 // credits (a receive interface with many senders) reserve with one fetch_add and no look at
-// head (push_credited_shared_many). A run of messages (try_push_many) is one reservation.
-// A credit interface sends a burst of items as one message (detail/item_runs.hpp), and its
-// receiver takes them whole or in parts (try_pop_items).
+// head (push_credited_shared_many). Several messages pushed at once (try_push_many) are one
+// reservation. A credit interface sends a burst of items as one message, a run
+// (detail/item_runs.hpp), and its receiver takes runs whole or in parts (try_pop_items).
 //
 // Ordering: messages leave in reservation order, each in one piece; one sender's messages
 // keep their order. A sender preempted between its reservation and its publish holds back
@@ -115,11 +115,13 @@ public:
     // Ordering (acq_rel): the words reserved were handed back, and the receiver's reads and
     // zeroing of them happen before these writes. The release half passes on what a sender
     // knew along the tail's chain of read-modify-writes; the acquire half takes what every
-    // earlier reservation knew. Each of those spent a credit its sender held, an initial one
-    // or one returned for an earlier message, and that return is now known here. So the
-    // messages not known returned all hold credits: their words, these included, are at most
-    // the words set aside, at most the queue's. The receiver returns a credit after handing
-    // back its message and all before it, so everything up to the newest known return is
+    // earlier reservation knew. Each of those spent a credit per item its sender held, an
+    // initial one or one returned for an earlier item, and that return is now known here. So
+    // the items not known returned all hold credits: their words, these included, are at
+    // most the words set aside (a run of j items takes j x n + 1 words, at most the j x
+    // (1 + n) its credits stand for; what is left of a split run likewise), at most the
+    // queue's. The receiver returns an item's credit after handing back the words before the
+    // rest of its run and all before them, so everything up to the newest known return is
     // handed back, which covers the last message that held these words.
     void push_credited_shared_many(uint64_t header, const void* payload, uint32_t n, uint32_t count) {
         const uint64_t tail = prod_.tail.fetch_add(uint64_t{count} * (n + 1), std::memory_order_acq_rel);
@@ -156,8 +158,8 @@ public:
     //
     // A run longer than what is left of `max` is split: its first items are taken and the
     // rest stays at the head as a shorter run, its header rewritten into the last word taken
-    // (the receiver owns every word from head on until it hands them back, so only it reads
-    // that word). Words handed back: n per item, and the header's once its run is done.
+    // (the words of a message the receiver acquired are its own until it hands them back:
+    // no sender writes them, so only it reads that word). Words handed back: n per item, and the header's once its run is done.
     template <typename OnRun>
     uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, void* payload, bool& stray,
                            OnRun&& on_run) {

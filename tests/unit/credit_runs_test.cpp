@@ -69,29 +69,55 @@ TEST(CreditRuns, ABurstOfDescriptorsCrossesAsOneMessageOf16BytesEach) {
     EXPECT_EQ(net.queued_words(1, 0), 0u) << "every word handed back";
 }
 
-TEST(CreditRuns, AReceiveOfFewerItemsThanARunHoldsLeavesTheRestInOrderAndEveryCreditComesBack) {
-    constexpr uint32_t kCredits = 10;
+// Sends rounds of K items as one run, and takes each round back in receives of 3, 1 (try_recv),
+// 2 and the rest: most receives split the run; over the rounds the ring wraps.
+void split_rounds(uint32_t payload_words) {
+    constexpr uint32_t kCredits = 10, kRounds = 12;
     MessageNetwork net(two_tiles(64));
-    CreditChannel<MessageNetwork> link(net, link_of(kCredits, 1));
-    for (int round = 0; round < 3; ++round) {  // the ring wraps: a split header lands anywhere
-        uint64_t words[kCredits];
-        for (uint64_t i = 0; i < kCredits; ++i) words[i] = 100 * round + i;
-        ASSERT_EQ(link.sender().try_send_many(words, kCredits), kCredits) << "round " << round;
-        ASSERT_EQ(link.sender().try_send_many(words, 1), 0u) << "all K in flight";
-        uint64_t got[kCredits] = {};
-        ASSERT_EQ(link.receiver().try_recv_burst(got, 3), 3u);
+    CreditChannel<MessageNetwork> link(net, link_of(kCredits, payload_words));
+    const uint32_t n = payload_words;
+    for (uint32_t round = 0; round < kRounds; ++round) {  // 12 x (10n + 1) words through 64
+        std::vector<uint64_t> words(size_t{kCredits} * n);
+        for (uint64_t i = 0; i < words.size(); ++i) words[i] = 1000 * round + i;
+        ASSERT_EQ(link.sender().try_send_many(words.data(), kCredits), kCredits) << "round " << round;
+        ASSERT_EQ(link.sender().try_send_many(words.data(), 1), 0u) << "all K in flight";
+        std::vector<uint64_t> got(words.size(), 0);
+        ASSERT_EQ(link.receiver().try_recv_burst(got.data(), 3), 3u);
         TileId source = 99;
-        ASSERT_TRUE(link.receiver().try_recv(got + 3, source));
+        ASSERT_TRUE(link.receiver().try_recv(got.data() + 3 * n, source));
         EXPECT_EQ(source, 0u);
-        ASSERT_EQ(link.receiver().try_recv_burst(got + 4, 2), 2u);
-        ASSERT_EQ(link.receiver().try_recv_burst(got + 6, 32), 4u) << "the rest of the run, and no more";
-        for (uint64_t i = 0; i < kCredits; ++i) EXPECT_EQ(got[i], 100 * round + i) << "round " << round << " item " << i;
+        ASSERT_EQ(link.receiver().try_recv_burst(got.data() + 4 * n, 2), 2u);
+        ASSERT_EQ(link.receiver().try_recv_burst(got.data() + 6 * n, 32), 4u) << "the rest of the run, and no more";
+        EXPECT_EQ(got, words) << "round " << round;
         EXPECT_EQ(net.queued_words(1, 0), 0u) << "round " << round;
     }
-    // The five receives returned all K: the sender has them again.
-    uint64_t more[kCredits] = {};
-    EXPECT_EQ(link.sender().try_send_many(more, kCredits), kCredits);
+    // The receives returned all K each round: the sender has them again.
+    std::vector<uint64_t> more(size_t{kCredits} * n, 0);
+    EXPECT_EQ(link.sender().try_send_many(more.data(), kCredits), kCredits);
     EXPECT_EQ(link.receiver().strays(), 0u);
+}
+
+TEST(CreditRuns, AReceiveOfFewerItemsThanARunHoldsLeavesTheRestInOrderAndEveryCreditComesBack) {
+    split_rounds(1);
+}
+
+TEST(CreditRuns, DescriptorRunsSplitLikeWordRuns) {
+    split_rounds(2);
+}
+
+TEST(CreditRuns, ASendOfMoreItemsThanAMessageCarriesGoesAsSeveralRuns) {
+    NetworkConfig shape = two_tiles(64);
+    shape.max_payload = 4;  // two descriptors a message
+    MessageNetwork net(shape);
+    CreditChannel<MessageNetwork> link(net, link_of(8, 2));
+    uint64_t words[16];
+    for (uint64_t i = 0; i < 16; ++i) words[i] = i;
+    ASSERT_EQ(link.sender().try_send_many(words, 7), 7u);
+    EXPECT_EQ(net.queued_words(1, 0), 3u * 5 + 3) << "runs of 2, 2, 2 and 1";
+    uint64_t got[16] = {};
+    ASSERT_EQ(link.receiver().try_recv_burst(got, 16), 7u);
+    for (uint64_t i = 0; i < 14; ++i) EXPECT_EQ(got[i], i);
+    EXPECT_EQ(net.counters(1, 0).messages, 4u);
 }
 
 TEST(CreditRuns, AMessageThatIsNoRunOfTheInterfacesItemsIsDroppedAsAStrayAndTheRunsBehindItArrive) {

@@ -9,7 +9,11 @@
 // (1 + payload_words) its m credits set aside, so the room accounting is the message-per-
 // item one's; what it saves is a header per item: a descriptor crosses in 16 bytes, not 24.
 // Queues several logical channels share (QueueDemux) and the event device keep one message
-// per item.
+// per item: a run is a credited push, and a credited push goes only into a queue claimed for
+// one sender or for credited senders (MessageNetwork::try_push_many throws otherwise), which
+// no logical channel may share. A message of the interface's tag whose length is a whole
+// number of items counts as that many items, and earns its sender that many credits: only
+// the queue's claimed sender (or its credited senders) can push there at all.
 #pragma once
 
 #include <cstdint>
