@@ -282,13 +282,16 @@ private:
     }
 
     using Word = std::atomic<uint64_t>;
-    struct alignas(64) Senders {
+    // Each side's state on a 128-byte pair of its own (tp::detail::kNoFalseSharing): x86's
+    // adjacent-line prefetcher moves lines in pairs, so senders' reservations on a line next
+    // to the receiver's would drag the receiver's line along with every push.
+    struct alignas(tp::detail::kNoFalseSharing) Senders {
         std::atomic<uint64_t> tail{0};        // next position to reserve
         std::atomic<uint64_t> head_cache{0};  // a recent value of head, shared by the senders
         std::atomic<uint64_t> stalls{0};
         std::atomic<uint32_t> sole_sender{kAnySender};
     };
-    struct alignas(64) Receiver {
+    struct alignas(tp::detail::kNoFalseSharing) Receiver {
         std::atomic<uint64_t> head{0};  // first position not yet popped, published for senders
         uint64_t next = 0;              // the receiver's own copy of head
         RelaxedCounter messages;
