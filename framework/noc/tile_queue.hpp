@@ -3,8 +3,8 @@
 //
 // Message-atomic without a lock: a sender reserves 1 + length words with one CAS on the
 // tail, writes the payload, then publishes the header word with a release store. The ring
-// is all words, header and payload alike (a descriptor alone in a message takes 24 bytes): a header
-// is never zero (it carries kPublished), and the receiver zeroes every word it consumed
+// is all words, header and payload alike (a descriptor alone in a message takes 24 bytes):
+// a header is never zero (it carries kPublished), and the receiver zeroes every word it consumed
 // before handing the words back, so the word at its head is zero until the message reserved
 // there is published. The receiver finds the next header from the current one's length, and
 // hands the words back by advancing `head`, which senders read only when their cached copy
@@ -159,7 +159,8 @@ public:
     // A run longer than what is left of `max` is split: its first items are taken and the
     // rest stays at the head as a shorter run, its header rewritten into the last word taken
     // (the words of a message the receiver acquired are its own until it hands them back:
-    // no sender writes them, so only it reads that word). Words handed back: n per item, and the header's once its run is done.
+    // no sender writes them, so only it reads that word). Words handed back: n per item, and
+    // the header's once its run is done.
     template <typename OnRun>
     uint32_t try_pop_items(uint64_t match, uint64_t mask, uint32_t n, uint32_t max, void* payload, bool& stray,
                            OnRun&& on_run) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "descriptors/mbuf_pool.hpp"
+#include "framework/channel/detail/cache_line.hpp"
 #include "framework/ranks/link_common.hpp"
 
 namespace tp {
@@ -432,8 +433,8 @@ private:
             const unsigned segs = (r.flags & (kLentHole | kLentEnd)) == 0 ? r.nb_segs : 0;
             if (need + segs > kMaxHeaders) break;
             need += segs;
-            // A write prefetch (PREFETCHW where the target has it): attach() writes the line.
-            __builtin_prefetch(&area_->heads[(next_ + fit) & (kSlots - 1)], 1, 3);
+            // attach() writes the line: fetch it for writing.
+            tp::detail::prefetch_for_write(&area_->heads[(next_ + fit) & (kSlots - 1)]);
         }
         if (fit == 0) throw std::runtime_error("link between ranks: a packet of more than " + std::to_string(kMaxHeaders) + " segments");
         n = fit;
