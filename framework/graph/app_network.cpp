@@ -164,7 +164,7 @@ private:
             const TileId tx = tile(graph.edges[e].from);
             senders_[static_cast<size_t>(plan_.link_of_edge[e])] = std::make_unique<noc::CreditSender<N>>(
                 *net_, tx, rx, gr.data_tag, gr.ack_tag, acks[i], w, own_data);
-            noc::detail::grant_credits(*net_, rx, tx, gr.ack_tag, k);
+            receivers_[g]->grant(tx, k);
         }
     }
 

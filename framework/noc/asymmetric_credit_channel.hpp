@@ -73,7 +73,7 @@ public:
         receiver_ = std::make_unique<CreditReceiver<Net>>(net, c.receiver, c.data_tag, c.ack_tag,
                                                           Inbox<Net>(net, c.receiver, c.data_queue), c.payload_words,
                                                           true);  // each ack queue is claimed for it
-        for (TileId s : c.senders) detail::grant_credits(net, c.receiver, s, c.ack_tag, c.credits);
+        for (TileId s : c.senders) receiver_->grant(s, c.credits);
     }
 
     ~AsymmetricCreditChannel() {

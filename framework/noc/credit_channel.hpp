@@ -57,7 +57,7 @@ public:
                   c.payload_words, true),
           receiver_(net, c.receiver, c.data_tag, c.ack_tag, Inbox<Net>(net, c.receiver, c.data_queue),
                     c.payload_words, true) {
-        detail::grant_credits(net, c.receiver, c.sender, c.ack_tag, c.credits);
+        receiver_.grant(c.sender, c.credits);
     }
 
     ~CreditChannel() {

@@ -1,9 +1,17 @@
 // CreditReceiver<Net>: the receiving end of a credit-based interface, one-to-one or
 // many-to-one. A receive pops messages from the receiver's data inbox and gives each sender
 // (the header's source: the (sender id, word) pair of the paper's asymmetric interface) its
-// credits back, one credit message per sender and receive, however many it took from it
-// (detail/credit_setup.hpp). All senders share the one inbox, so a receive costs the same
-// however many senders there are, idle or not.
+// credits back in one credit message per sender, carrying a count (detail/credit_setup.hpp).
+// All senders share the one inbox, so a receive costs the same however many senders there
+// are, idle or not.
+//
+// Credits are coalesced: a sender granted K credits gets them back once it is owed
+// max(1, K / kCreditBatchDivisor), not after every receive, so a stream of single items costs
+// a credit message per K/4 items rather than one per item (each a line written into the
+// sender's ack queue and read back by the sender, and a doorbell fence). Nothing waits on the
+// credits held back: after every receive a sender is owed fewer than its batch <= K, so a
+// sender out of credits has items in this queue, and taking them pays it (what eager returns
+// guarantee too: a sender waits only for a receiver that stops receiving).
 //
 // try_recv never blocks: false when no message is there. Credits the network refuses
 // (possible only on the eventdev backend, when the device is out of room) are kept and
@@ -20,6 +28,7 @@
 #include <cstring>
 #include <vector>
 
+#include "framework/noc/detail/credit_setup.hpp"
 #include "framework/noc/detail/item_runs.hpp"
 #include "framework/noc/inbox.hpp"
 #include "framework/noc/network_config.hpp"
@@ -36,13 +45,24 @@ public:
     // check (Net::try_push_credited).
     CreditReceiver(Net& net, TileId self, Tag data_tag, Tag ack_tag, Inbox<Net> data, uint32_t payload_words,
                    bool owns_ack_queues)
-        : net_(&net), self_(self), data_tag_(data_tag), data_(data), words_(payload_words),
-          owns_ack_queues_(owns_ack_queues), owed_(net.tiles(), 0), marked_(net.tiles(), 0) {
+        : net_(&net), self_(self), data_tag_(data_tag), ack_tag_(ack_tag), data_(data), words_(payload_words),
+          owns_ack_queues_(owns_ack_queues), owed_(net.tiles(), 0), batch_(net.tiles(), 1), marked_(net.tiles(), 0) {
         owing_.reserve(net.tiles());
         credited_.reserve(net.tiles());
         credit_routes_.reserve(net.tiles());
         for (TileId t = 0; t < net.tiles(); ++t) credit_routes_.push_back(net.route(self, t, ack_tag));
     }
+
+    // The receiver's first act for each sender: K credits, pushed to its ack queue; and the
+    // credits it may be owed before they go back (its batch, see the top).
+    void grant(TileId sender, uint32_t credits) {
+        detail::grant_credits(*net_, self_, sender, ack_tag_, credits);
+        batch_[sender] = credits / kCreditBatchDivisor > 1 ? credits / kCreditBatchDivisor : 1;
+    }
+
+    // Credits are returned once a sender is owed a quarter of its K: 75 % of its window stays
+    // open, for a quarter of the credit messages of eager returns.
+    static constexpr uint32_t kCreditBatchDivisor = 4;
 
     // Receives one item into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {
@@ -149,13 +169,15 @@ private:
         return owns_ack_queues_ ? net_->try_push_credited(r, &count, 1) : net_->try_push(r, &count, 1);
     }
 
-    // The credits of `count` messages received from `to`, returned by the next return_credits().
+    // The credits of `count` items received from `to`; due (returned by the next
+    // return_credits()) once they reach its batch.
     void owe(TileId to, uint32_t count = 1) {
-        if (owed_[to] == 0) owing_.push_back(to);
-        owed_[to] += count;
+        const uint32_t before = owed_[to];
+        owed_[to] = before + count;
+        if (before < batch_[to] && owed_[to] >= batch_[to]) owing_.push_back(to);
     }
 
-    // One credit message per sender owed credits, with all it is owed; a sender whose
+    // One credit message per sender whose credits are due, with all it is owed; a sender whose
     // message the network refuses stays owed (and is paid before the next receive). Each
     // sender paid is noted for take_credited(): it may be parked waiting for them.
     void return_credits() {
@@ -181,12 +203,14 @@ private:
     Net* net_;
     TileId self_;
     Tag data_tag_;
+    Tag ack_tag_;
     Inbox<Net> data_;
     uint32_t words_;
     bool owns_ack_queues_;
     std::vector<typename Net::Route> credit_routes_;  // per tile: where its credits go
     std::vector<uint32_t> owed_;     // per sender tile: credits not yet returned
-    std::vector<TileId> owing_;      // the tiles with owed_ != 0
+    std::vector<uint32_t> batch_;    // per sender tile: owed_ at which they are due (grant())
+    std::vector<TileId> owing_;      // the tiles with owed_ >= batch_: due
     std::vector<uint8_t> marked_;    // per tile: in credited_
     std::vector<TileId> credited_;   // sender tiles credited since take_credited(), each once
     uint64_t strays_ = 0;

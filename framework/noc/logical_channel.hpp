@@ -54,7 +54,7 @@ public:
           receiver_(data.network(), data.tile(), c.data_tag, c.ack_tag,
                     Inbox<Net>(data.network(), data.tile(), data.queue(), &data, data_share_.handle),
                     c.payload_words, false) {
-        detail::grant_credits(data.network(), data.tile(), acks.tile(), c.ack_tag, c.credits);
+        receiver_.grant(acks.tile(), c.credits);
     }
     LogicalChannel(const LogicalChannel&) = delete;
     LogicalChannel& operator=(const LogicalChannel&) = delete;

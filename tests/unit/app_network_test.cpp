@@ -154,24 +154,28 @@ struct CollectorLinks {
 };
 
 TEST(AppNetwork, AReceiveWakesOnlyTheSendersItReturnedCreditsTo) {
-    // Eight workers, all parked (announced on their doorbells); one sends. The collector's
-    // receive wakes that one, whose credits it returned, and leaves the seven idle ones
-    // asleep: its cost does not grow with idle senders.
+    // Eight workers, all parked (announced on their doorbells); one sends all its K, as a
+    // worker that then parks for credits. The collector's receive returns them and wakes
+    // that one, and leaves the seven idle ones asleep: its cost does not grow with idle senders.
     CollectorLinks links(8);
     auto& in = links.in;
     ASSERT_EQ(in.size(), 8u);
     std::vector<Doorbell> bells(9);
     for (uint32_t s = 0; s < 8; ++s) in[s]->set_bells(&bells[s], &bells[8]);
     for (uint32_t s = 0; s < 8; ++s) bells[s].prepare_park();
-    const PacketDesc d[4] = {{nullptr, 3, 1, 0, 0}, {nullptr, 3, 2, 0, 0}, {nullptr, 3, 3, 0, 0}, {nullptr, 3, 4, 0, 0}};
-    ASSERT_EQ(in[3]->try_send_burst(d, 4), 4u);
-    PacketDesc got[32];
-    ASSERT_EQ(in[0]->try_recv_burst(got, 32), 4u) << "any link of the side pops the shared queue";
+    const uint32_t k = in[3]->capacity();
+    std::vector<PacketDesc> d(k);
+    for (uint32_t i = 0; i < k; ++i) d[i] = PacketDesc{nullptr, 3, static_cast<uint16_t>(i), 0, 0};
+    ASSERT_EQ(in[3]->try_send_burst(d.data(), k), k);
+    std::vector<PacketDesc> got(k);
+    uint32_t taken = 0;
+    for (uint32_t n; taken < k && (n = in[0]->try_recv_burst(got.data() + taken, k - taken)) != 0;) taken += n;
+    ASSERT_EQ(taken, k) << "any link of the side pops the shared queue";
     for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(bells[s].wakeups(), s == 3 ? 1u : 0u) << "sender " << s;
     // Nothing more came: a receive that returned no credit wakes nobody.
-    EXPECT_EQ(in[0]->try_recv_burst(got, 32), 0u);
+    EXPECT_EQ(in[0]->try_recv_burst(got.data(), k), 0u);
     bells[3].prepare_park();
-    EXPECT_EQ(in[5]->try_recv_burst(got, 32), 0u);
+    EXPECT_EQ(in[5]->try_recv_burst(got.data(), k), 0u);
     EXPECT_EQ(bells[3].wakeups(), 1u);
     for (uint32_t s = 0; s < 8; ++s) bells[s].cancel_park();
 }

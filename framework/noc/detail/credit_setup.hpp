@@ -4,9 +4,10 @@
 // receiver's first act, pushing K credits to a sender.
 //
 // A credit message carries a count: a header and one payload word, the number of credits it
-// returns. A receiver returns what one receive took from a sender in one message, so a burst
-// of 32 costs one credit message, not 32. Each message returns at least one credit, so a
-// sender's ack queue holds at most K of them: kCreditWords x K words are set aside for it.
+// returns. A receiver returns what it owes a sender in one message, once it owes a quarter of
+// its K (CreditReceiver), so a burst of 32 costs one credit message, not 32. Each message
+// returns at least one credit, so a sender's ack queue holds at most K of them: kCreditWords x
+// K words are set aside for it.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +85,8 @@ private:
     uint32_t queue_;
 };
 
-// The receiver's first act: K header-only credit messages to the sender's ack queue.
+// The receiver's first act (CreditReceiver::grant): one credit message of K to the sender's
+// ack queue.
 template <typename Net>
 void grant_credits(Net& net, TileId receiver, TileId sender, Tag ack_tag, uint32_t credits) {
     const uint64_t count = credits;
