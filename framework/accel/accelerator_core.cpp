@@ -124,6 +124,10 @@ struct AcceleratorCore::Impl {
         // Written by the worker when it changes (see commit()): its own line, rarely written,
         // so the caller's looks stay in its cache. relaxed: a hint.
         alignas(64) std::atomic<bool> tiny_tasks{true};
+        // Written by the worker only (a plain increment, no locked add), read by waits(): a
+        // line apart from tiny_tasks, which the caller reads per turn. relaxed: statistics.
+        alignas(64) std::atomic<uint64_t> pauses{0};
+        std::atomic<uint64_t> pauses_cut{0};
     };
 
     AcceleratorWork& work;
@@ -261,7 +265,7 @@ struct AcceleratorCore::Impl {
             // A short burst means the worker keeps up with the caller: let more gather (see
             // kGatherStart), unless its tasks are long enough that the lines' crossing is
             // lost in their work: a pause would only idle a worker the caller is waiting on.
-            if (tiny && got < kBurst) paused = gather_pause(gather);
+            if (tiny && got < kBurst) paused = gather_pause(w, gather);
             // Sharing CPUs, a busy worker yields now and then: under a real-time policy
             // nothing else would run on its CPU until its queue empties, the caller included,
             // and every other worker would starve for tasks meanwhile.
@@ -293,23 +297,29 @@ struct AcceleratorCore::Impl {
         }
     }
 
-    // Pauses `n` times, unless the caller is or starts waiting for results or the
-    // accelerator aborts: true when it paused in full. Looked at every 16 pauses (a few
+    // Pauses `n` times, unless the caller is or starts waiting (for room or results), the
+    // stream ends or the accelerator aborts: true when it paused in full. Looked at every 16 pauses (a few
     // hundred ns); both lines are rarely written, so the looks stay in this core's cache.
     // Sharing CPUs it yields there too: the caller may be waiting for this CPU.
     // relaxed: hints; the worker's next attempt reads the channel with acquire.
-    bool gather_pause(uint32_t n) const {
+    bool gather_pause(Worker& w, uint32_t n) const {
+        bump(w.pauses);
         for (uint32_t k = 0; k < n; ++k) {
             if ((k & 15) == 0) {
-                if (caller_waiting.load(std::memory_order_relaxed) != 0 || ending.load(std::memory_order_relaxed) ||
-                    abort.load(std::memory_order_relaxed))
+                if (caller_waiting.load(std::memory_order_relaxed) != 0) {
+                    bump(w.pauses_cut);
                     return false;
+                }
+                if (ending.load(std::memory_order_relaxed) || abort.load(std::memory_order_relaxed)) return false;
                 if (shared_cpus && k != 0) yield_cpu();
             }
             cpu_pause();
         }
         return true;
     }
+
+    // One more on a counter only this worker writes. relaxed: a statistic.
+    static void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
     void fail(unsigned i, const std::string& what) {
         {
@@ -370,8 +380,16 @@ struct AcceleratorCore::Impl {
     }
 
     // Caller waits with `attempt`, sleeping on its doorbell once spinning and yielding failed.
+    // Pausing workers stop pausing meanwhile (see kGatherStart): a caller waiting for results
+    // sends nothing until one comes back, and one waiting for room has filled the queues a
+    // pause was gathering for. relaxed: a hint; cleared also when the wait throws.
     template <typename Attempt>
     void caller_waits(Attempt&& attempt) {
+        caller_waiting.store(1, std::memory_order_relaxed);
+        struct Clear {
+            std::atomic<uint32_t>& flag;
+            ~Clear() { flag.store(0, std::memory_order_relaxed); }
+        } clear{caller_waiting};
         caller_wait.wait(attempt, [&](auto& a) { return park_on(&caller_bell, caller_wait, a); });
     }
 
@@ -501,17 +519,10 @@ int64_t AcceleratorCore::take(bool block, uint64_t want) {
     Impl& m = *impl_;
     int64_t got = m.poll(block, want);
     if (got != kNone || !block) return got;
-    // Pausing workers stop pausing (see kGatherStart): only their results end this wait.
-    // relaxed: a hint. Cleared also when poll() throws.
-    m.caller_waiting.store(1, std::memory_order_relaxed);
     // A caller that waits for results is not outrunning the workers: turns restart at one
     // task (see commit()), which also spares the next offload the worker that is ringing it.
     m.turn = 1;
     m.turn_left = 0;
-    struct Clear {
-        std::atomic<uint32_t>& flag;
-        ~Clear() { flag.store(0, std::memory_order_relaxed); }
-    } clear{m.caller_waiting};
     m.caller_waits([&] { return (got = m.poll(true, want)) != kNone; });
     return got;
 }
@@ -545,7 +556,10 @@ void AcceleratorCore::check() const { impl_->check(); }
 
 std::vector<AcceleratorWaits> AcceleratorCore::waits() const {
     std::vector<AcceleratorWaits> out;
-    for (const auto& w : impl_->workers) out.push_back({w->bell.parks(), w->bell.wakeups(), w->bell.park_timeouts()});
+    // relaxed: statistics (exact after wait(): the join orders them).
+    for (const auto& w : impl_->workers)
+        out.push_back({w->bell.parks(), w->bell.wakeups(), w->bell.park_timeouts(),
+                       w->pauses.load(std::memory_order_relaxed), w->pauses_cut.load(std::memory_order_relaxed)});
     return out;
 }
 

@@ -143,6 +143,11 @@ struct AcceleratorWaits {
     uint64_t parks = 0;          ///< times it went to sleep on its doorbell
     uint64_t wakeups = 0;        ///< times the caller woke it (a futex wake)
     uint64_t park_timeouts = 0;  ///< sleeps that ran out their timeout unrung (idle, or a lost wake-up)
+    /// Pauses after a short burst of tiny tasks, letting more gather before it looks again
+    /// (round robin only), and of those, the ones it cut short because the caller was
+    /// waiting, for room or for a result: a caller that waits is not outrunning the worker.
+    uint64_t pauses = 0;
+    uint64_t pauses_cut = 0;
 };
 
 /// A misuse of an accelerator or the failure of one of its workers; what() says which.

@@ -188,6 +188,32 @@ TEST(Accelerator, AnOffloadWakesAParkedWorkerWithoutWaitingForItsParkTimeout) {
     EXPECT_LT(trips_us[trips_us.size() / 2], 500.0) << "median round trip to a parked worker (us): wake-ups lost";
 }
 
+// Streaming tiny tasks, a worker pauses after each short burst so that more gather; a caller
+// that fills its queue meanwhile waits for room, and the worker must stop pausing then (the
+// queue is as full as a pause can make it), not leave both waiting out the pause.
+TEST(Accelerator, AWorkerStopsPausingWhenTheCallerWaitsForRoom) {
+    AcceleratorOptions o;
+    o.workers = 1;
+    o.capacity = 128;  // the least that pauses (4 bursts): the caller fills it in a few us
+    Accelerator<int> acc(o, [](int& x) { ++x; });
+    int r = 0;
+    uint64_t results = 0;
+    constexpr int kTasks = 200000;
+    for (int i = 0; i < kTasks; ++i) {
+        acc.offload(i);
+        while (acc.try_get_result(r)) ++results;
+    }
+    // Before any blocking get_result: only waits for room can have cut a pause so far.
+    const AcceleratorWaits streaming = acc.worker_waits()[0];
+    acc.end_of_stream();
+    while (acc.get_result(r)) ++results;
+    EXPECT_EQ(results, uint64_t{kTasks});
+    ASSERT_GT(streaming.pauses, 0u) << "the worker never paused for tiny tasks";
+    EXPECT_GT(streaming.pauses_cut, 0u) << "in " << streaming.pauses
+                                        << " pauses the caller never found the worker pausing while it waited for room";
+    EXPECT_LE(acc.worker_waits()[0].pauses_cut, acc.worker_waits()[0].pauses);
+}
+
 TEST(Accelerator, InPlaceFunctionMakesTheTaskItsOwnResult) {
     AcceleratorOptions o;
     o.collection = ResultOrder::ordered;
