@@ -48,6 +48,7 @@
 #include "framework/channel/blocking.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/channel/transport_lock_gather.hpp"
+#include "framework/noc/network_config.hpp"
 #include "framework/patterns/map_collector.hpp"
 #include "framework/patterns/partition.hpp"
 #include "framework/patterns/tree_multicast.hpp"
@@ -86,7 +87,7 @@ const char* kMapvecHelp =
     "  --refill N         when every buffer is in use, the emitter waits until N are free (default 1)\n"
     "  --burst N          most task references moved per receive and forward (default 1: one at a time)\n"
     "  --capacity K       slots per channel, a power of two (default 128; below --window senders may\n"
-    "                     wait for room)\n"
+    "                     wait for room, and on udn below --window + K/4)\n"
     "  --grain N          extra dependent integer operations per row computed (default 0): a coarser\n"
     "                     grain with the same memory traffic, for the shape of the paper's Table V\n"
     "  --layout L         result vector: padded (each worker's rows on their own lines) or packed\n"
@@ -334,7 +335,11 @@ Measurement measure(const Variant& v, uint32_t m, uint32_t workers, const Option
         for (Doorbell& b : bells) b.make_light();
     Doorbell& emitter_bell = bells[0];
     Doorbell& collector_bell = bells[workers + 1];
-    const bool senders_wait = capacity < o.window;
+    // A credit interface returns credits a batch at a time, so its senders can count on only
+    // K - batch + 1 in flight beyond what the receiver has taken (noc::credit_batch).
+    const bool credited = v.network || v.transport == "udn_pair";
+    const uint32_t sure = credited ? capacity - noc::credit_batch(capacity) + 1 : capacity;
+    const bool senders_wait = sure < o.window;
     if (v.blocking) {
         // Every wait sleeps on a queue's condition variable: no doorbells.
     } else if (senders_wait) {

@@ -51,7 +51,7 @@ constexpr uint32_t kBurst = 32;
 // the host's two CPUs are close (a cache line crosses in ~50 ns), 3x when they are far
 // apart (~240 ns); a 512 maximum gives 1.2x and 2.3x. A caller blocked in get_result
 // stops the pausing: it sends nothing until a result comes back (one task at a time: no
-// pause at all).
+// pause at all); so does one waiting for room: it has filled the queue the pause gathers in.
 constexpr uint32_t kGatherMin = 8, kGatherStart = 32, kGatherMax = 4096;
 // Tasks taking longer than this each are never followed by a pause: what a pause saves is
 // a line transfer or two per task (50 to 250 ns).
@@ -123,10 +123,11 @@ struct AcceleratorCore::Impl {
         uint64_t parks_seen = 0;
         // Written by the worker when it changes (see commit()): its own line, rarely written,
         // so the caller's looks stay in its cache. relaxed: a hint.
-        alignas(64) std::atomic<bool> tiny_tasks{true};
+        alignas(kNoFalseSharing) std::atomic<bool> tiny_tasks{true};
         // Written by the worker only (a plain increment, no locked add), read by waits(): a
-        // line apart from tiny_tasks, which the caller reads per turn. relaxed: statistics.
-        alignas(64) std::atomic<uint64_t> pauses{0};
+        // line pair apart from tiny_tasks, which the caller reads per turn (the adjacent-line
+        // prefetcher moves lines in pairs: kNoFalseSharing). relaxed: statistics.
+        alignas(kNoFalseSharing) std::atomic<uint64_t> pauses{0};
         std::atomic<uint64_t> pauses_cut{0};
     };
 
@@ -155,8 +156,9 @@ struct AcceleratorCore::Impl {
     bool joined = false;
     bool shared_cpus = false;  // more threads than CPUs (set before the workers start)
 
-    // Written by the caller around a blocking get_result, read by workers after each short
-    // burst: its own line, so the caller's other state never travels with it.
+    // Written by the caller around its waits (for a result or for room: caller_waits), read by
+    // workers after each short burst: its own line, so the caller's other state never travels
+    // with it.
     alignas(64) std::atomic<uint32_t> caller_waiting{0};
     std::atomic<bool> ending{false};  // end_of_stream() was called: pausing gathers nothing more
 
@@ -385,6 +387,7 @@ struct AcceleratorCore::Impl {
     // pause was gathering for. relaxed: a hint; cleared also when the wait throws.
     template <typename Attempt>
     void caller_waits(Attempt&& attempt) {
+        if (attempt()) return;  // room or a result at hand: no wait, no pause cut
         caller_waiting.store(1, std::memory_order_relaxed);
         struct Clear {
             std::atomic<uint32_t>& flag;

@@ -6,8 +6,8 @@
 // the ack queue are set aside, so K must satisfy K x (1 + payload_words) <= queue_words
 // (K <= 64 for one-word messages in a 128-word queue), or the constructor throws
 // std::invalid_argument saying so; then the receiver sends its K credits. A send pops a
-// credit and pushes the message; a receive pops the message and pushes a credit back
-// (CreditSender, CreditReceiver). Both queues must be the interface's own: they are claimed
+// credit and pushes the message; a receive pops the message and owes a credit, pushed back
+// with the others owed once they make a quarter of K (CreditSender, CreditReceiver). Both queues must be the interface's own: they are claimed
 // for their one sender (no other tile may push there, and the pushes skip the CAS; see
 // TileQueue); use LogicalChannel to share a queue.
 //

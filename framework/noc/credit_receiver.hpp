@@ -6,12 +6,17 @@
 // are, idle or not.
 //
 // Credits are coalesced: a sender granted K credits gets them back once it is owed
-// max(1, K / kCreditBatchDivisor), not after every receive, so a stream of single items costs
+// credit_batch(K) = max(1, K / 4), not after every receive, so a stream of single items costs
 // a credit message per K/4 items rather than one per item (each a line written into the
 // sender's ack queue and read back by the sender, and a doorbell fence). Nothing waits on the
-// credits held back: after every receive a sender is owed fewer than its batch <= K, so a
-// sender out of credits has items in this queue, and taking them pays it (what eager returns
-// guarantee too: a sender waits only for a receiver that stops receiving).
+// credits held back while the receiver receives: after every receive a sender is owed fewer
+// than its batch <= K (credits the network refused aside, below), so a sender out of credits
+// has items in this queue, and taking them pays it. A receiver that stops for good may hold
+// up to batch - 1 of a sender's credits, so a sender that must still send after that (a
+// cycle, such as the map's freed task slots) needs its receiver to keep receiving until it
+// closes: the map's emitter does. (Paying debts whenever a receive finds the queue empty
+// would lift that, but it made the map 1.5-2x slower on 2 CPUs: a receiver that keeps up
+// finds it empty after nearly every item.)
 //
 // try_recv never blocks: false when no message is there. Credits the network refuses
 // (possible only on the eventdev backend, when the device is out of room) are kept and
@@ -57,12 +62,8 @@ public:
     // credits it may be owed before they go back (its batch, see the top).
     void grant(TileId sender, uint32_t credits) {
         detail::grant_credits(*net_, self_, sender, ack_tag_, credits);
-        batch_[sender] = credits / kCreditBatchDivisor > 1 ? credits / kCreditBatchDivisor : 1;
+        batch_[sender] = credit_batch(credits);
     }
-
-    // Credits are returned once a sender is owed a quarter of its K: 75 % of its window stays
-    // open, for a quarter of the credit messages of eager returns.
-    static constexpr uint32_t kCreditBatchDivisor = 4;
 
     // Receives one item into `payload` (payload_words words); `source` gets its sender tile.
     bool try_recv(uint64_t* payload, TileId& source) {

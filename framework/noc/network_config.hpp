@@ -26,6 +26,9 @@ inline constexpr uint32_t kMaxPayload = 127;
 // Words a credit message takes in a queue: a header and the count it returns (see
 // detail/credit_setup.hpp); a sender's ack queue sets aside kCreditWords x K words.
 inline constexpr uint32_t kCreditWords = 2;
+// Credits a receiver returns to a sender of K in one message (CreditReceiver): a quarter of K,
+// at least one. 75 % of a sender's window stays open, for a quarter of the credit messages.
+constexpr uint32_t credit_batch(uint32_t credits) { return credits / 4 > 1 ? credits / 4 : 1; }
 // Largest queue a network accepts, in words.
 inline constexpr uint32_t kMaxQueueWords = 1u << 26;
 

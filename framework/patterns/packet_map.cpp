@@ -50,20 +50,39 @@ bool MapEmitterTask::discard_inputs() {
             return true;
         }
     for (auto* o : out_) o->close();
+    outputs_ended_ = true;
+    return true;
+}
+
+// Slots come back until the collector closes the link, after the end of the stream and after a
+// failure or a cut too: on the app's network a receiver that stops taking may keep some of its
+// sender's credits (noc/credit_receiver.hpp), and the collector frees every slot still in
+// flight before it ends.
+bool MapEmitterTask::take_freed() {
+    if (done_) return false;
+    uint64_t slot;
+    bool took = false;
+    while (freed_->try_recv(slot)) {
+        free_.push_back(static_cast<uint32_t>(slot));
+        took = true;
+    }
+    if (took || !outputs_ended_ || !freed_->closed()) return took;
+    if (freed_->try_recv(slot)) {  // closed() was seen after the collector's last send: a last look
+        free_.push_back(static_cast<uint32_t>(slot));
+        return true;
+    }
     done_ = true;
     return true;
 }
 
 bool MapEmitterTask::poll() {
-    if (done_) return false;
-    bool progress = false;
+    bool progress = take_freed();
+    if (outputs_ended_) return progress;
     if (!unsent_.empty()) {
         progress = send_pending();
         if (!unsent_.empty()) return progress;
     }
     if (giving_back()) return discard_inputs() || progress;  // no new tasks after a failure or a cut
-    uint64_t slot;
-    while (freed_->try_recv(slot)) free_.push_back(static_cast<uint32_t>(slot));
     if (free_.empty()) return progress;  // every slot in flight: back-pressure
 
     MapTaskSlots::Slot& s = slots_[free_.back()];
@@ -80,7 +99,7 @@ bool MapEmitterTask::poll() {
         for (auto* in : in_) n = n == 0 ? in->try_recv_burst(s.input.d, kBurstMax) : n;  // last look
         if (n == 0) {
             for (auto* o : out_) o->close();
-            done_ = true;
+            outputs_ended_ = true;
             return true;
         }
     }

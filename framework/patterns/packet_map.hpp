@@ -68,6 +68,7 @@ public:
 private:
     bool discard_inputs();
     bool send_pending();
+    bool take_freed();
     MapTaskSlots& slots_;
     std::vector<Channel<PacketDesc>*> in_;
     std::vector<Channel<uint64_t>*> out_;
@@ -77,7 +78,8 @@ private:
     uint64_t current_ = 0;
     uint64_t seq_ = 0;
     size_t next_in_ = 0;
-    bool done_ = false;
+    bool outputs_ended_ = false;  // the end went down to the workers
+    bool done_ = false;   // and the collector closed the freed slots' link, all taken
 };
 
 class MapWorkerTask final : public Task {

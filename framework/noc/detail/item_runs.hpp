@@ -4,8 +4,8 @@
 // network with RunNetwork's two calls (MessageNetwork), a sender whose data queue is its
 // interface's own sends the items of one send as one message, a run: one header, then the
 // items back to back, at most max_payload words (CreditSender::try_send_many). A receiver
-// takes runs whole or their first items (TileQueue::try_pop_items) and returns one credit
-// per item. A run of m items takes m x payload_words + 1 words, never more than the m x
+// takes runs whole or their first items (TileQueue::try_pop_items) and owes one credit per
+// item (returned a quarter of K at a time, CreditReceiver). A run of m items takes m x payload_words + 1 words, never more than the m x
 // (1 + payload_words) its m credits set aside, so the room accounting is the message-per-
 // item one's; what it saves is a header per item: a descriptor crosses in 16 bytes, not 24.
 // Queues several logical channels share (QueueDemux) and the event device keep one message
