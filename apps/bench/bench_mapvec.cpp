@@ -87,7 +87,7 @@ const char* kMapvecHelp =
     "  --refill N         when every buffer is in use, the emitter waits until N are free (default 1)\n"
     "  --burst N          most task references moved per receive and forward (default 1: one at a time)\n"
     "  --capacity K       slots per channel, a power of two (default 128; below --window senders may\n"
-    "                     wait for room, and on udn below --window + K/4)\n"
+    "                     wait for room, and on udn below --window + K/4 - 1)\n"
     "  --grain N          extra dependent integer operations per row computed (default 0): a coarser\n"
     "                     grain with the same memory traffic, for the shape of the paper's Table V\n"
     "  --layout L         result vector: padded (each worker's rows on their own lines) or packed\n"

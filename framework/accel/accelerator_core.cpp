@@ -159,7 +159,7 @@ struct AcceleratorCore::Impl {
     // Written by the caller around its waits (for a result or for room: caller_waits), read by
     // workers after each short burst: its own line, so the caller's other state never travels
     // with it.
-    alignas(64) std::atomic<uint32_t> caller_waiting{0};
+    alignas(kNoFalseSharing) std::atomic<uint32_t> caller_waiting{0};
     std::atomic<bool> ending{false};  // end_of_stream() was called: pausing gathers nothing more
 
     // Shared: set once by a failing worker (first failure wins), read by the caller.

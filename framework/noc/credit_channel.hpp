@@ -7,7 +7,8 @@
 // (K <= 64 for one-word messages in a 128-word queue), or the constructor throws
 // std::invalid_argument saying so; then the receiver sends its K credits. A send pops a
 // credit and pushes the message; a receive pops the message and owes a credit, pushed back
-// with the others owed once they make a quarter of K (CreditSender, CreditReceiver). Both queues must be the interface's own: they are claimed
+// with the others owed once they make a quarter of K, at once below K = 8 (CreditSender,
+// CreditReceiver). Both queues must be the interface's own: they are claimed
 // for their one sender (no other tile may push there, and the pushes skip the CAS; see
 // TileQueue); use LogicalChannel to share a queue.
 //

@@ -10,7 +10,10 @@
 // only its own output area, read by the collector after the partial arrives; the collector
 // returns the slot over a channel before the emitter reuses it. End of stream follows the
 // multicast: the emitter closes the workers' inputs, each worker closes its children's and its
-// collector channel once its input is drained, the collector finishes when every worker is.
+// collector channel once its input is drained, the collector finishes when every worker is
+// (closing the freed slots' link after the last slot), and the emitter once that link is
+// closed and drained: it keeps taking freed slots to the end, since a credit receiver that
+// stops taking may keep some of its sender's credits (noc/credit_receiver.hpp).
 #pragma once
 
 #include <cstdint>

@@ -144,7 +144,7 @@ struct AcceleratorWaits {
     uint64_t wakeups = 0;        ///< times the caller woke it (a futex wake)
     uint64_t park_timeouts = 0;  ///< sleeps that ran out their timeout unrung (idle, or a lost wake-up)
     /// Pauses after a short burst of tiny tasks, letting more gather before it looks again
-    /// (with a capacity of 128 tasks or more).
+    /// (when the per-worker capacity, rounded up to a power of two, is 128 or more).
     uint64_t pauses = 0;
     /// Of those, the ones it cut short because the caller was waiting for room or for a
     /// result (not those the end of the stream cut): the caller is not outrunning it then.

@@ -272,7 +272,8 @@ TEST(MapFailure, AFailedEmitterAndCollectorGiveBackWhatTheyHoldAndEndTheMap) {
     EXPECT_FALSE(out->try_recv(d));
     EXPECT_TRUE(out->closed());
     EXPECT_TRUE(freed->closed());
-    // The emitter takes each task's slot back, then ends.
+    EXPECT_EQ(freed->queued(), 2) << "each task's slot goes back to the emitter";
+    // The emitter takes them, then ends.
     for (int i = 0; i < 100 && !emitter.done(); ++i) emitter.poll_failed();
     EXPECT_TRUE(emitter.done());
     uint64_t slot;
