@@ -552,6 +552,12 @@ void TilesComm::check_peers(const char* call) {
     // What the finished ranks pushed before finishing is visible now (acquire above): take it.
     while (progress()) {
     }
+    // Unless a live sender's message, reserved but not yet published, holds the head of this
+    // rank's queue: what lies behind it (a finished rank's last segments too) cannot be popped
+    // yet. Judge only a queue popped empty; that sender rings this rank once it publishes.
+    // (The finished ranks' reservations are in the tail read here: their release of
+    // `finished`, this rank's acquire in finished().)
+    if (net_.queued_words(static_cast<noc::TileId>(rank_), 0) != 0) return;
     for (const RecvOp& r : recvs_) {
         if (!r.live || r.done) continue;
         // (A sendrecv_replace's receive may have every byte and wait only for its own send.)
