@@ -300,8 +300,9 @@ struct AcceleratorCore::Impl {
     }
 
     // Pauses `n` times, unless the caller is or starts waiting (for room or results), the
-    // stream ends or the accelerator aborts: true when it paused in full. Looked at every 16 pauses (a few
-    // hundred ns); both lines are rarely written, so the looks stay in this core's cache.
+    // stream ends or the accelerator aborts: true when it paused in full. Looked at every 16
+    // pauses (a few hundred ns); both lines are rarely written, so the looks stay in this
+    // core's cache.
     // Sharing CPUs it yields there too: the caller may be waiting for this CPU.
     // relaxed: hints; the worker's next attempt reads the channel with acquire.
     bool gather_pause(Worker& w, uint32_t n) const {

@@ -5,9 +5,10 @@
 // interface's own sends the items of one send as one message, a run: one header, then the
 // items back to back, at most max_payload words (CreditSender::try_send_many). A receiver
 // takes runs whole or their first items (TileQueue::try_pop_items) and owes one credit per
-// item (returned a quarter of K at a time, CreditReceiver). A run of m items takes m x payload_words + 1 words, never more than the m x
-// (1 + payload_words) its m credits set aside, so the room accounting is the message-per-
-// item one's; what it saves is a header per item: a descriptor crosses in 16 bytes, not 24.
+// item (returned a quarter of K at a time, CreditReceiver). A run of m items takes m x
+// payload_words + 1 words, never more than the m x (1 + payload_words) its m credits set
+// aside, so the room accounting is the message-per-item one's; what it saves is a header per
+// item: a descriptor crosses in 16 bytes, not 24.
 // Queues several logical channels share (QueueDemux) and the event device keep one message
 // per item: a run is a credited push, and a credited push goes only into a queue claimed for
 // one sender or for credited senders (MessageNetwork::try_push_many throws otherwise), which
