@@ -29,6 +29,7 @@
 #include "framework/accel/accelerator_memory.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/channel/transport_ring.hpp"
+#include "framework/metrics/relaxed_counter.hpp"
 #include "framework/runtime/cpu_affinity.hpp"
 #include "framework/runtime/doorbell.hpp"
 #include "framework/runtime/not_std_exception.hpp"
@@ -124,11 +125,10 @@ struct AcceleratorCore::Impl {
         // Written by the worker when it changes (see commit()): its own line, rarely written,
         // so the caller's looks stay in its cache. relaxed: a hint.
         alignas(kNoFalseSharing) std::atomic<bool> tiny_tasks{true};
-        // Written by the worker only (a plain increment, no locked add), read by waits(): a
-        // line pair apart from tiny_tasks, which the caller reads per turn (the adjacent-line
-        // prefetcher moves lines in pairs: kNoFalseSharing). relaxed: statistics.
-        alignas(kNoFalseSharing) std::atomic<uint64_t> pauses{0};
-        std::atomic<uint64_t> pauses_cut{0};
+        // Written by the worker only, read by waits(): a line pair apart from tiny_tasks, which
+        // the caller reads per turn (the adjacent-line prefetcher moves lines in pairs).
+        alignas(kNoFalseSharing) RelaxedCounter pauses;
+        RelaxedCounter pauses_cut;
     };
 
     AcceleratorWork& work;
@@ -306,11 +306,11 @@ struct AcceleratorCore::Impl {
     // Sharing CPUs it yields there too: the caller may be waiting for this CPU.
     // relaxed: hints; the worker's next attempt reads the channel with acquire.
     bool gather_pause(Worker& w, uint32_t n) const {
-        bump(w.pauses);
+        w.pauses.inc();
         for (uint32_t k = 0; k < n; ++k) {
             if ((k & 15) == 0) {
                 if (caller_waiting.load(std::memory_order_relaxed) != 0) {
-                    bump(w.pauses_cut);
+                    w.pauses_cut.inc();
                     return false;
                 }
                 if (ending.load(std::memory_order_relaxed) || abort.load(std::memory_order_relaxed)) return false;
@@ -320,9 +320,6 @@ struct AcceleratorCore::Impl {
         }
         return true;
     }
-
-    // One more on a counter only this worker writes. relaxed: a statistic.
-    static void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
     void fail(unsigned i, const std::string& what) {
         {
@@ -560,10 +557,9 @@ void AcceleratorCore::check() const { impl_->check(); }
 
 std::vector<AcceleratorWaits> AcceleratorCore::waits() const {
     std::vector<AcceleratorWaits> out;
-    // relaxed: statistics (exact after wait(): the join orders them).
+    // Statistics, exact after wait() (the join orders them).
     for (const auto& w : impl_->workers)
-        out.push_back({w->bell.parks(), w->bell.wakeups(), w->bell.park_timeouts(),
-                       w->pauses.load(std::memory_order_relaxed), w->pauses_cut.load(std::memory_order_relaxed)});
+        out.push_back({w->bell.parks(), w->bell.wakeups(), w->bell.park_timeouts(), w->pauses.get(), w->pauses_cut.get()});
     return out;
 }
 

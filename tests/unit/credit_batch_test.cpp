@@ -10,30 +10,20 @@
 #include "framework/noc/asymmetric_credit_channel.hpp"
 #include "framework/noc/credit_channel.hpp"
 #include "framework/noc/message_network.hpp"
+#include "tests/support/noc_shapes.hpp"
 
 namespace tp::noc {
 namespace {
 
-NetworkConfig batch_net(uint32_t tiles, uint32_t queue_words) {
-    NetworkConfig c;
-    c.tiles = tiles;
-    c.queues = 1;
-    c.queue_words = queue_words;
-    return c;
-}
-
-CreditChannelConfig batch_link(uint32_t credits) {
-    CreditChannelConfig c;
-    c.credits = credits;  // tile 0 to tile 1, 1-word items, queue 0 both ways
-    return c;
-}
+using test::credit_link;
+using test::one_queue_net;
 
 TEST(CreditBatch, SingleItemsGetTheirCreditsBackAQuarterOfKAtATimeInOneMessage) {
     // K = 16: items one at a time, each received at once. Credits go back after every
     // fourth receive, four in one message (a header and the count: 2 words in the sender's
     // ack queue), not one message per item.
-    MessageNetwork net(batch_net(2, 256));
-    CreditChannel<MessageNetwork> link(net, batch_link(16));
+    MessageNetwork net(one_queue_net(2, 256));
+    CreditChannel<MessageNetwork> link(net, credit_link(16));
     for (uint64_t i = 1; i <= 12; ++i) {
         ASSERT_TRUE(link.sender().try_send(&i));
         uint64_t got = 0;
@@ -54,8 +44,8 @@ TEST(CreditBatch, SingleItemsGetTheirCreditsBackAQuarterOfKAtATimeInOneMessage) 
 
 TEST(CreditBatch, ASmallKGetsEveryCreditBackAtOnce) {
     // K < 8: the batch is 1, each receive returns what it took.
-    MessageNetwork net(batch_net(2, 64));
-    CreditChannel<MessageNetwork> link(net, batch_link(4));
+    MessageNetwork net(one_queue_net(2, 64));
+    CreditChannel<MessageNetwork> link(net, credit_link(4));
     const uint64_t one = 7;
     ASSERT_TRUE(link.sender().try_send(&one));
     uint64_t got = 0;
@@ -68,7 +58,7 @@ TEST(CreditBatch, ASmallKGetsEveryCreditBackAtOnce) {
 // receives of random sizes, and checks after every step what makes holding credits back
 // safe: a sender that cannot send has items waiting in the receiver's queue.
 void random_schedule(uint32_t senders, uint32_t credits, uint32_t seed) {
-    MessageNetwork net(batch_net(senders + 1, 1024));
+    MessageNetwork net(one_queue_net(senders + 1, 1024));
     AsymmetricCreditConfig c;
     c.receiver = senders;
     for (TileId s = 0; s < senders; ++s) c.senders.push_back(s);

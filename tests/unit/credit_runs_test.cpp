@@ -10,37 +10,18 @@
 #include "framework/noc/asymmetric_credit_channel.hpp"
 #include "framework/noc/credit_channel.hpp"
 #include "framework/noc/message_network.hpp"
+#include "tests/support/noc_shapes.hpp"
 
 namespace tp::noc {
 namespace {
 
-NetworkConfig two_tiles(uint32_t queue_words) {
-    NetworkConfig c;
-    c.tiles = 2;
-    c.queues = 1;
-    c.queue_words = queue_words;
-    return c;
-}
-
-CreditChannelConfig link_of(uint32_t credits, uint32_t payload_words) {
-    CreditChannelConfig c;
-    c.sender = 0;
-    c.receiver = 1;
-    c.credits = credits;
-    c.payload_words = payload_words;
-    return c;
-}
+using test::credit_link;
+using test::one_queue_net;
 
 // Senders 0..n-1 into tile n's one queue of `queue_words`: the asymmetric interface, 1-word items.
 struct Gather {
     Gather(uint32_t senders, uint32_t queue_words, uint32_t credits)
-        : net([&] {
-              NetworkConfig c;
-              c.tiles = senders + 1;
-              c.queues = 1;
-              c.queue_words = queue_words;
-              return c;
-          }()),
+        : net(one_queue_net(senders + 1, queue_words)),
           channel(net, [&] {
               AsymmetricCreditConfig c;
               c.receiver = senders;
@@ -56,8 +37,8 @@ struct Gather {
 TEST(CreditRuns, ABurstOfDescriptorsCrossesAsOneMessageOf16BytesEach) {
     // 32 two-word items in one send: one header and 64 words, where one message per item
     // took 32 headers (24 bytes a descriptor instead of 16).
-    MessageNetwork net(two_tiles(256));
-    CreditChannel<MessageNetwork> link(net, link_of(32, 2));
+    MessageNetwork net(one_queue_net(2, 256));
+    CreditChannel<MessageNetwork> link(net, credit_link(32, 2));
     uint64_t words[64];
     for (uint64_t i = 0; i < 64; ++i) words[i] = 1000 + i;
     ASSERT_EQ(link.sender().try_send_many(words, 32), 32u);
@@ -73,8 +54,8 @@ TEST(CreditRuns, ABurstOfDescriptorsCrossesAsOneMessageOf16BytesEach) {
 // 2 and the rest: most receives split the run; over the rounds the ring wraps.
 void split_rounds(uint32_t payload_words) {
     constexpr uint32_t kCredits = 10, kRounds = 12;
-    MessageNetwork net(two_tiles(64));
-    CreditChannel<MessageNetwork> link(net, link_of(kCredits, payload_words));
+    MessageNetwork net(one_queue_net(2, 64));
+    CreditChannel<MessageNetwork> link(net, credit_link(kCredits, payload_words));
     const uint32_t n = payload_words;
     for (uint32_t round = 0; round < kRounds; ++round) {  // 12 x (10n + 1) words through 64
         std::vector<uint64_t> words(size_t{kCredits} * n);
@@ -106,10 +87,10 @@ TEST(CreditRuns, DescriptorRunsSplitLikeWordRuns) {
 }
 
 TEST(CreditRuns, ASendOfMoreItemsThanAMessageCarriesGoesAsSeveralRuns) {
-    NetworkConfig shape = two_tiles(64);
+    NetworkConfig shape = one_queue_net(2, 64);
     shape.max_payload = 4;  // two descriptors a message
     MessageNetwork net(shape);
-    CreditChannel<MessageNetwork> link(net, link_of(8, 2));
+    CreditChannel<MessageNetwork> link(net, credit_link(8, 2));
     uint64_t words[16];
     for (uint64_t i = 0; i < 16; ++i) words[i] = i;
     ASSERT_EQ(link.sender().try_send_many(words, 7), 7u);
@@ -121,8 +102,8 @@ TEST(CreditRuns, ASendOfMoreItemsThanAMessageCarriesGoesAsSeveralRuns) {
 }
 
 TEST(CreditRuns, AMessageThatIsNoRunOfTheInterfacesItemsIsDroppedAsAStrayAndTheRunsBehindItArrive) {
-    MessageNetwork net(two_tiles(128));
-    CreditChannelConfig c = link_of(8, 2);
+    MessageNetwork net(one_queue_net(2, 128));
+    CreditChannelConfig c = credit_link(8, 2);
     CreditChannel<MessageNetwork> link(net, c);
     // Three words on the data tag from the sender's tile: not a whole number of 2-word items.
     const uint64_t odd[3] = {1, 2, 3};
