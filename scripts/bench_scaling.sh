@@ -12,9 +12,9 @@
 #             mp-shift on the most ranks; scripts/mp_figures.sh (size sweeps, both backends);
 #             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
 #   channels  pingpong, asym (1..N senders) and stream (bursts 1, 8, 32 against the peers)
-#   apps      scripts/bench_apps.sh: forward, chain16, farm4 and l3fwd on the same capture, and
-#             scripts/bench_replay.sh: forward against dpdk-testpmd's io forwarding (where
-#             $TESTPMD or dpdk-testpmd is at hand)
+#   apps      scripts/bench_apps.sh: forward, default, chain16, farm4 and l3fwd on the same
+#             capture, and scripts/bench_replay.sh: forward against dpdk-testpmd's io
+#             forwarding (where $TESTPMD or dpdk-testpmd is at hand)
 # Writes OUTDIR/log.txt (every command and what it printed), OUTDIR/json/*.json (a bench or
 # run report per measurement, and a `scaling` report per curve) and OUTDIR/png/*.png (a picture
 # per curve, drawn by `tilepipe plot`). W runs over 1, 2, 4, ... up to the CPUs there are minus
@@ -196,10 +196,10 @@ fi
 if [[ " $sections " == *" apps "* ]]; then
   echo "=== apps $(date +%T)" >>"$log"
   TILEPIPE_BIN=$T run 900 scripts/bench_apps.sh "$([ -n "$small" ] && echo 1 || echo 3)" \
-    conf/bench/chain16.yaml conf/bench/farm4.yaml conf/l3fwd.yaml
+    conf/default.yaml conf/bench/chain16.yaml conf/bench/farm4.yaml conf/l3fwd.yaml
   pmd=${TESTPMD:-$(command -v dpdk-testpmd)}
   if [ -n "$pmd" ]; then
-    TESTPMD=$pmd TILEPIPE_BIN=$T run 300 scripts/bench_replay.sh "$([ -n "$small" ] && echo 1 || echo 3)" "$([ -n "$small" ] && echo 2 || echo 4)"
+    TESTPMD=$pmd TILEPIPE_BIN=$T run 300 scripts/bench_replay.sh "$([ -n "$small" ] && echo 1 || echo 3)" 4
   else
     echo "(no dpdk-testpmd: forward against testpmd left out)" >>"$log"
   fi

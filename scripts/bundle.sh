@@ -29,12 +29,20 @@ tpmd=$(command -v dpdk-testpmd || true)
 [ -n "$tpmd" ] && cp "$tpmd" "$dest/build/apps/"
 find "$build/apps/mp" -maxdepth 1 -type f -name 'tilepipe-mp-*' -perm -u+x -exec cp {} "$dest/build/apps/mp/" \;
 cp -a "$build"/lib/libtilepipe*.so* "$dest/build/lib/"
-# The drivers the apps and benchmarks use, loaded at start by EAL's -d.
+# The drivers the apps and benchmarks use, loaded at start by EAL's -d. Each is one file, in
+# lib/ under its soname, and drivers/ only links to it: a program that links a driver itself
+# (dpdk-testpmd links bus_vdev) and then loads a second copy of it from another file gets two
+# vdev buses, the devices on one and the drivers on the other ("No probed ethernet devices");
+# the loader takes a link to the file it already has as that file.
 for d in mempool_ring mempool_stack bus_vdev net_null net_ring net_pcap event_sw; do
-  cp -L "$pmds"/librte_$d.so.* "$dest/drivers/" 2>/dev/null || echo "bundle.sh: no $d driver in $pmds (skipped)" >&2
+  f=$(ls "$pmds"/librte_$d.so.*.* 2>/dev/null | head -1)
+  if [ -z "$f" ]; then echo "bundle.sh: no $d driver in $pmds (skipped)" >&2; continue; fi
+  soname=$(objdump -p "$f" | awk '$1 == "SONAME" {print $2}')
+  cp -L "$f" "$dest/lib/$soname"
+  ln -s "../lib/$soname" "$dest/drivers/$(basename "$f")"
 done
 # Every library those load, except the C/C++ runtime the other host has.
-for f in "$dest"/build/apps/tilepipe "$dest"/build/apps/dpdk-testpmd "$dest"/build/apps/bench/* "$dest"/build/apps/mp/* "$dest"/drivers/* "$dest"/build/lib/*.so*; do
+for f in "$dest"/build/apps/tilepipe "$dest"/build/apps/dpdk-testpmd "$dest"/build/apps/bench/* "$dest"/build/apps/mp/* "$dest"/lib/librte_* "$dest"/build/lib/*.so*; do
   if [ -f "$f" ]; then LD_LIBRARY_PATH="$dest/build/lib" ldd "$f" 2>/dev/null || true; fi
 done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
