@@ -124,6 +124,7 @@ public:
         if (fixed_) s.where = *fixed_;  // an override: the setting's place is the command line
         if (k == "queues") {
             s.queues = static_cast<uint32_t>(uint(v, "network.queues", 1, 254));
+            s.queues_where = loc(key);
         } else if (k == "queue_words") {
             if (v.IsScalar() && v.Scalar() == "auto") {
                 s.queue_words = NetworkSettings::kAutoQueueWords;

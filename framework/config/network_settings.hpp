@@ -28,6 +28,7 @@ struct NetworkSettings {
     std::string credits = "fit";
     std::string catch_all = "strays";
     Location where;  // the `network:` key; empty when the app did not write one
+    Location queues_where;  // where `queues` was given; empty when it was not
 };
 
 }  // namespace tp

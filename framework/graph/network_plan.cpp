@@ -102,8 +102,11 @@ private:
     void check_ports(const std::vector<size_t>& edges) {
         if (np_.transport != "udn_eventdev") return;
         const uint64_t ports = uint64_t{np_.config.tiles} * (np_.config.queues + 1);
+        // Named where the count is decided: network.queues where it was given, else a node
+        // of the app (the tiles), not the place of an unrelated network setting.
         if (ports > kEventPorts)
-            throw LocatedError(network_place(g_.edges[edges.front()].to),
+            throw LocatedError(app_.network.queues_where.file.empty() ? g_.nodes[g_.edges[edges.front()].to].where
+                                                                      : app_.network.queues_where,
                                who() + std::to_string(np_.config.tiles) + " tiles x (" +
                                    std::to_string(np_.config.queues) + " queues + catch-all) need " +
                                    std::to_string(ports) + " event ports, event_sw offers " +

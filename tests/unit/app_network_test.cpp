@@ -18,6 +18,7 @@
 #include "framework/channel/blocking.hpp"
 #include "framework/channel/transport_lock_gather.hpp"
 #include "framework/config/app_config.hpp"
+#include "framework/config/overrides.hpp"
 #include "framework/graph/app_network.hpp"
 #include "framework/graph/app_plan.hpp"
 #include "framework/graph/app_runner.hpp"
@@ -434,6 +435,40 @@ TEST(AppNetwork, AMessageWithAnUnboundTagLandsInTheCatchAllAndIsCounted) {
     EXPECT_EQ(net->queued_words(1, net->catch_all()), 4u);
     EXPECT_EQ(nets.strays(), 2u);
     EXPECT_EQ(nets.strays(), 2u) << "counted once";
+}
+
+// Too many tiles for event_sw's 64 ports: the refusal names where the count was decided
+// (network.queues, else the app's nodes), not the last network setting given, which may be
+// one that has nothing to do with ports.
+TEST(AppNetwork, TooManyEventPortsAreRefusedWhereTheQueuesWereSet) {
+    auto eventdev_farm = [](const std::string& network) {
+        std::string yaml = farm_app(12, "unordered", network);  // 16 tiles x 5 = 80 ports
+        yaml.replace(yaml.find("transport: udn"), 14, "transport: udn_eventdev");
+        return parse_app_config(yaml, "farm.yaml");
+    };
+    const auto refusal = [](const AppConfig& app) {
+        try {
+            plan_app(app);
+        } catch (const LocatedError& e) {
+            return std::string(e.what());
+        }
+        ADD_FAILURE() << "80 event ports accepted";
+        return std::string();
+    };
+    AppConfig app = eventdev_farm("");
+    apply_overrides(app, {.sets = {"network.catch_all=strays"}});
+    std::string m = refusal(app);
+    EXPECT_NE(m.find("need 80 event ports"), std::string::npos) << m;
+    EXPECT_EQ(m.find("network.catch_all"), std::string::npos) << m;
+    EXPECT_EQ(m.rfind("farm.yaml:", 0), 0u) << m;
+    app = eventdev_farm("network:\n  catch_all: strays\n  queues: 4\n");
+    apply_overrides(app, {.sets = {"network.queue_words=128"}});
+    m = refusal(app);
+    EXPECT_EQ(m.rfind("farm.yaml:3:", 0), 0u) << m;
+    app = eventdev_farm("");
+    apply_overrides(app, {.sets = {"network.queues=4", "network.credits=fit"}});
+    m = refusal(app);
+    EXPECT_EQ(m.rfind("--set network.queues=4:", 0), 0u) << m;
 }
 
 TEST(AppNetwork, LinksThatCannotFitAreRefusedAtTheirPlaceWithTheNumbers) {
