@@ -646,12 +646,13 @@ TEST(MpWakeups, ARankWaitingBehindOtherWorkOnItsCpuIsWokenByItsPeersAnswer) {
     // Bounds with room for a loaded machine: a rank left for the tick costs a round trip two
     // ticks (about 20 ms measured), a ring step of hundreds of segments many (about 90 ms).
     // Under ThreadSanitizer every copy and atomic is several times slower: the ring step's
-    // copies alone took 11 ms there, so its bound grows; a lost tick still shows.
+    // copies alone took 11 ms there, and 31-43 ms beside four other test processes on 2 CPUs,
+    // so its bound grows more; a lost tick still shows (90 ms and more).
 #if defined(__SANITIZE_THREAD__)
-    constexpr double kSlower = 3.0;
+    constexpr double kSlower = 3.0, kRingSlower = 5.0;
 #else
-    constexpr double kSlower = 1.0;
+    constexpr double kSlower = 1.0, kRingSlower = 1.0;
 #endif
     EXPECT_LT(pingpong_ms, 4.0 * kSlower) << "a round trip of 32 KiB waited for scheduler ticks";
-    EXPECT_LT(ring_ms, 10.0 * kSlower) << "a 256 KiB ring step waited for scheduler ticks";
+    EXPECT_LT(ring_ms, 10.0 * kRingSlower) << "a 256 KiB ring step waited for scheduler ticks";
 }
