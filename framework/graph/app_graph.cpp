@@ -152,6 +152,7 @@ private:
         const FoldedCollector c = std::exchange(folded_, FoldedCollector{});
         const size_t n = add(stages_node(nc.name, {i}, nc.where), flow_ * (kHop + cost({i}, &pass)) + c.load);
         g_.nodes[n].reorder = c.reorder;
+        g_.nodes[n].numbered_by = c.numbered_by;
         if (nc.stage->outputs && nc.stage->outputs(nc.params).size() > 1) g_.nodes[n].dispatch = Dispatch::Branch;
         flow_ *= pass;
         // The workers' links into a folded collector keep the farm's transport and capacity.
@@ -235,13 +236,17 @@ private:
             tails_ = tails_of(lasts);
             return;
         }
+        // Round robin and flow hash wait for a slow worker (ordered farms keep strict turns);
+        // on demand passes it by, so its collector must hold the numbering back.
+        const int numbered_by = ordered && d == Dispatch::OnDemand && !sourced ? static_cast<int>(dispatcher) : -1;
         if (fold_collector) {
             tails_ = tails_of(lasts);
-            folded_ = FoldedCollector{flow_ * (first_hop + (ordered ? kReorder : 0.0)), ordered, f.transport, f.queue};
+            folded_ = FoldedCollector{flow_ * (first_hop + (ordered ? kReorder : 0.0)), ordered, f.transport, f.queue, numbered_by};
             return;
         }
         const size_t c = add(stages_node(f.name + ".collector", {}, f.where, Dispatch::Single, false, ordered),
                              flow_ * (first_hop + (ordered ? kReorder : 0.0)));  // as many bursts as the workers get
+        g_.nodes[c].numbered_by = numbered_by;
         for (size_t l : lasts) link(l, c, f.transport, f.queue, share);
         tails_ = {Tail{c}};
     }
@@ -301,6 +306,7 @@ private:
         bool reorder = false;   // restores the farm's order
         std::string transport;  // the farm's links ("" = the node's own)
         uint32_t queue = 0;
+        int numbered_by = -1;   // GraphNode::numbered_by
     };
     FoldedCollector folded_;
 };

@@ -38,6 +38,8 @@ struct GraphNode {
     Dispatch dispatch = Dispatch::Single;
     bool stamp_sequence = false;  // emitter of an ordered farm: numbers the packets
     bool reorder = false;         // collector of an ordered farm: restores their order
+    int numbered_by = -1;         // collector of an ordered farm fed on_demand: the node that
+                                  // numbers its packets, which it holds back (SequenceCredit)
     bool report_drops = false;    // worker nodes of an ordered farm: tell the collector which
                                   // numbers their stages dropped (as holes passed downstream)
     double load = 0;              // estimated work per packet of the app (StageInfo::cost

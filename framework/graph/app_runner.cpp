@@ -164,6 +164,10 @@ void AppRunner::start_stages() {
                 if (g.nodes[n].role == NodeRole::MapEmitter && g.nodes[n].pattern == static_cast<int>(p)) slots_memory.emplace(memory_.node[n]);
             map_slots_[p] = std::make_unique<MapTaskSlots>(kMapSlots, app_.patterns[p].workers);
         }
+    credits_.resize(g.nodes.size());
+    for (const GraphNode& node : g.nodes)
+        if (node.reorder && node.numbered_by >= 0 && g.nodes[static_cast<size_t>(node.numbered_by)].stamp_sequence)
+            credits_[static_cast<size_t>(node.numbered_by)] = std::make_unique<SequenceCredit>();
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         tasks_.push_back(make_task(n, chains[n]));
         scheduler_->add_task(plan_.threads.thread_of_node[n], tasks_.back().get());
@@ -283,7 +287,19 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
                 window += edge.capacity + (kRankLinkCredits + 2) * kRankLinkMessagePackets;
         }
         ts.reorder_window = static_cast<uint32_t>(window);
+        if (node.numbered_by >= 0) {
+            if (SequenceCredit* c = credits_[static_cast<size_t>(node.numbered_by)].get()) {
+                // The dispatcher keeps at most `window` numbers out; after a stop request it
+                // drains what is upstream of it regardless, at most as much again.
+                c->allowance = static_cast<uint32_t>(window);
+                ts.reorder_window = static_cast<uint32_t>(2 * window);
+                const size_t from = plan_.threads.thread_of_node[static_cast<size_t>(node.numbered_by)];
+                if (from != plan_.threads.thread_of_node[n]) c->dispatcher_bell = scheduler_->bell(from);
+                ts.credit = c;
+            }
+        }
     }
+    if (node.stamp_sequence) ts.credit = credits_[n].get();
     return std::make_unique<NodeTask>(std::move(ts));
 }
 

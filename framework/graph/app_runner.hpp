@@ -170,6 +170,8 @@ private:
     std::unique_ptr<AppNetworks> networks_;  // what the udn links run on; outlives them
     std::vector<Link> links_;
     std::vector<std::unique_ptr<MapTaskSlots>> map_slots_;  // per pattern (maps only)
+    // Per graph node that numbers an ordered farm fed on demand (null elsewhere).
+    std::vector<std::unique_ptr<SequenceCredit>> credits_;
     std::vector<std::unique_ptr<Task>> tasks_;              // per graph node
     std::unique_ptr<PacketTrace> trace_;                   // --trace N; null: none
     std::vector<std::unique_ptr<NodeTrace>> node_traces_;  // per graph node, with a trace

@@ -219,6 +219,25 @@ size_t NodeTask::next_round_robin() const {
     return next_output_;
 }
 
+bool NodeTask::out_of_credit() {
+    if (s_.credit == nullptr || !s_.stamp_sequence) return false;
+    // Stopping (a signal, a failed tile): what is upstream drains on, or the stop could wait
+    // for a worker that will never answer; the window holds that much more (make_task).
+    if (stop_requested()) return false;
+    // A poll numbers one burst at most (on demand takes one per poll).
+    const uint32_t limit = s_.credit->allowance - kBurstMax;
+    if (next_sequence_ - credit_at_ <= limit) return false;
+    credit_at_ = s_.credit->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
+    return next_sequence_ - credit_at_ > limit;
+}
+
+void NodeTask::give_credit() {
+    if (s_.credit == nullptr || window_->next() == credit_at_) return;  // nothing released: no fence
+    credit_at_ = window_->next();
+    s_.credit->released.store(credit_at_, std::memory_order_relaxed);  // relaxed: see SequenceCredit
+    if (Doorbell* b = s_.credit->dispatcher_bell) b->ring();  // its fence orders the store before the look
+}
+
 bool NodeTask::inputs_exhausted() {
     for (auto* in : s_.inputs)
         if (!in->closed()) return false;
@@ -229,7 +248,7 @@ bool NodeTask::take(Burst& b) {
     b.n = 0;
     if (window_) {  // in-order packets already waiting go first
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
-        if (b.n != 0) return true;
+        if (b.n != 0) return give_credit(), true;
     }
     const size_t k = polled_.size();
     for (size_t i = 0; i < k; ++i) {
@@ -247,6 +266,7 @@ bool NodeTask::take(Burst& b) {
             --b.n;
         }
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
+        give_credit();  // holes released count too: a burst of them may release nothing to send
         return true;  // something was received even if nothing is in order yet
     }
     return false;
@@ -360,6 +380,7 @@ bool NodeTask::poll() {
         progress = flush();
         if (blocked()) return progress;  // downstream still full: back-pressure
     }
+    if (out_of_credit()) return progress;  // the collector waits for a slow worker (SequenceCredit)
     Burst& b = hand_;
     b.n = 0;
     size_t first = 0;

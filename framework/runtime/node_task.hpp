@@ -11,7 +11,8 @@
 // stages and then every output, so the end travels after the last packet.
 // Ordered farms: the emitter numbers packets (mbuf dynfield), the last worker node reports the
 // numbers its stages dropped as hole markers (mbuf == nullptr, number in flow_hash), and the
-// collector releases packets in number order through a ReorderWindow.
+// collector releases packets in number order through a ReorderWindow. Fed on demand, the
+// emitter takes nothing new while it is a window ahead of the collector (SequenceCredit).
 // Flow-hash dispatch splits each burst W ways; so that an output does not get bursts of
 // 32/W, a node that dispatches by flow hash gathers up to kGatherBursts input bursts into its
 // per-output staging before sending (still within one poll: nothing waits for a later one).
@@ -41,6 +42,7 @@
 #include "framework/runtime/chaos_stall.hpp"
 #include "framework/runtime/latency_probe.hpp"
 #include "framework/runtime/reorder_window.hpp"
+#include "framework/runtime/sequence_credit.hpp"
 #include "framework/runtime/task.hpp"
 #include "framework/runtime/packet_trace.hpp"
 #include "framework/stage/replicator.hpp"
@@ -56,6 +58,9 @@ struct NodeTaskSpec {
     bool stamp_sequence = false;
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
+    // An ordered farm fed on demand: its dispatcher (stamp_sequence) takes credit from it, its
+    // collector (reorder_window) gives it back. Owned by the runner.
+    SequenceCredit* credit = nullptr;
     LatencyConfig latency{LatencyConfig::Mode::Off, 0};
     std::optional<ChaosStall> stall;  // the app's `chaos:` stall, when it names this node
     // The node's stages use a packet pool other than the app's first: between nodes a simple
@@ -108,6 +113,8 @@ private:
     void count_edge(size_t o);               // what output o's staging holds now
     bool room_for_a_burst() const;           // every output's staging can take a whole burst
     bool blocked() const;                    // back-pressure: nothing new may be taken now
+    bool out_of_credit();                    // a numbering dispatcher too far ahead (SequenceCredit)
+    void give_credit();                      // a collector released numbers: tell its dispatcher
     size_t next_round_robin() const;         // round robin passing over a full worker
     void process(Burst& b, size_t from);     // chain, sequence stamps, then staging
     void took(const Burst& b);               // residence: the queue wait of what take() got
@@ -138,6 +145,7 @@ private:
     Burst any_;                   // on_demand: descriptors no output had room for
     uint16_t any_at_ = 0;
     uint32_t next_sequence_ = 0;
+    uint32_t credit_at_ = 0;      // SequenceCredit::released: a dispatcher's last look at it, a collector's last store
     int seq_offset_ = -1;
     std::unique_ptr<ReorderWindow> window_;
     Burst hand_;                  // the burst the chain is working on

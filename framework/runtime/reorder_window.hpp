@@ -26,6 +26,9 @@ public:
         mask_ = size - 1;
     }
 
+    // The next number in order: every number before it has been released.
+    uint32_t next() const { return next_; }
+
     // `d.mbuf == nullptr` marks a hole (a dropped number).
     void insert(uint32_t seq, const PacketDesc& d) {
         if (seq - next_ > mask_) throw std::logic_error("reorder window overflow: sequence too far ahead");

@@ -9,6 +9,7 @@
 #include "framework/eal/eal_session.hpp"
 #include "framework/channel/channel_factory.hpp"
 #include "framework/runtime/node_task.hpp"
+#include "framework/runtime/sequence_credit.hpp"
 #include "framework/runtime/sequence_field.hpp"
 #include "framework/runtime/stop_request.hpp"
 
@@ -821,6 +822,62 @@ TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPac
     EXPECT_TRUE(collector.finished());
     EXPECT_EQ(collector.failure_drops(), 3u);
     EXPECT_TRUE(out->closed()) << "downstream learns the end of the stream";
+    EXPECT_EQ(pool.available(), pool.capacity());
+}
+
+// An ordered farm fed on demand: its emitter, held back by the collector's window, idles and
+// its thread parks; the collector's next release must wake it (SequenceCredit). A sleeper on
+// the emitter thread's doorbell announces, re-checks the credit and parks for up to 5 s; the
+// collector then receives the number it waits for. A lost wake-up sleeps out the 5 s.
+TEST(SequenceCredit, ACollectorReleasingNumbersWakesTheDispatcherItHeldBack) {
+    MbufPoolSpec ps;
+    ps.name = "credit_wake";
+    ps.mbufs = 1023;
+    ps.cache = 0;
+    MbufPool pool(ps);
+    ChannelSpec cs;
+    cs.capacity = 64;
+    auto in = make_desc_channel(cs), out = make_desc_channel(cs);
+    Doorbell bell;
+    SequenceCredit credit;
+    credit.allowance = 64;
+    credit.dispatcher_bell = &bell;
+    NodeTaskSpec spec;
+    spec.inputs = {in.get()};
+    spec.outputs = {out.get()};
+    spec.reorder_window = 64;
+    spec.credit = &credit;
+    NodeTask collector(std::move(spec));
+
+    std::atomic<bool> parked{false};
+    uint32_t seen = 0;
+    std::chrono::steady_clock::time_point woke;
+    std::thread dispatcher([&] {
+        bell.prepare_park();
+        parked.store(true, std::memory_order_release);
+        // relaxed, as the dispatcher reads it: prepare_park's fence orders it after the announce.
+        if (credit.released.load(std::memory_order_relaxed) == 0) bell.park(std::chrono::seconds(5));
+        else bell.cancel_park();
+        woke = std::chrono::steady_clock::now();
+        seen = credit.released.load(std::memory_order_relaxed);
+    });
+    while (!parked.load(std::memory_order_acquire)) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // asleep, most likely
+
+    rte_mbuf* m = nullptr;
+    ASSERT_TRUE(alloc_packets(pool.get(), &m, 1));
+    packet_sequence(m, sequence_field_offset()) = 0;
+    const PacketDesc d{m, 0, 64, 0, 0};
+    ASSERT_EQ(in->try_send_burst(&d, 1), 1u);
+    const auto released_at = std::chrono::steady_clock::now();
+    EXPECT_TRUE(collector.poll());
+    dispatcher.join();
+    EXPECT_EQ(seen, 1u) << "the collector published the next number it waits for";
+    EXPECT_EQ(bell.park_timeouts(), 0u);
+    EXPECT_LT(std::chrono::duration<double>(woke - released_at).count(), 1.0)
+        << "the dispatcher slept on after the release: wake-up lost";
+    PacketDesc got;
+    while (out->try_recv(got)) free_packet(got.mbuf);
     EXPECT_EQ(pool.available(), pool.capacity());
 }
 

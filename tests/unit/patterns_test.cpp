@@ -116,6 +116,30 @@ TEST(Farm, OrderedCollectionRestoresInputOrderEvenWhenWorkersDropOnEveryTranspor
     }
 }
 
+// On demand, the workers that keep up run ahead of a stalled one, and the collector holds
+// what they return in its reorder window (as many packets as the app's queues): the emitter
+// numbers only so far ahead of what the collector released, or the window overflowed and the
+// collector failed, dropping every packet.
+TEST(Farm, AnOrderedFarmFedOnDemandRidesOutAStalledWorker) {
+    for (const std::string transport : {"ring", "sm", "udn"}) {
+        for (const char* fuse : kFuse) {
+            SCOPED_TRACE(transport + " fuse " + fuse);
+            counts.reset();
+            const uint64_t n = 60000;
+            const RunReport r = run_farm_yaml(farm_yaml("      name: fw\n      workers: 3\n      collect: ordered\n"
+                                                   "      dispatch: on_demand\n      worker: [pass]\n",
+                                                   "test_order_check", n,
+                                                   "transport: " + transport + "\nqueue: 16\nruntime: { threads: per_tile, fuse: " +
+                                                       fuse + " }\nchaos: { stall: fw.1, stall_ms: 100, after_packets: 200 }\n"));
+            EXPECT_TRUE(r.failures.empty()) << r.failures.front().node << ": " << r.failures.front().error;
+            expect_accounted(r, n);
+            EXPECT_EQ(r.delivered, n);
+            EXPECT_EQ(counts.out_of_order.load(), 0u);
+            EXPECT_EQ(counts.seen.load(), n);
+        }
+    }
+}
+
 TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
     // The first tile of each worker drops; the second must hand those holes on, or the
     // collector would wait for the numbers forever.
