@@ -788,23 +788,40 @@ TEST(AppRunnerFailure, AMapWorkerStageFailingToCloseFailsItsNode) {
     expect_accounted(r);
 }
 
+// An ordered collector driven by hand: a small pool, its input and output channels, and the
+// spec of a NodeTask reading one and writing the other through a reorder window of 64.
+struct HandCollector {
+    static MbufPoolSpec pool_spec(const char* name) {
+        MbufPoolSpec ps;
+        ps.name = name;
+        ps.mbufs = 1023;
+        ps.cache = 0;
+        return ps;
+    }
+    static ChannelSpec channel_spec() {
+        ChannelSpec cs;
+        cs.capacity = 64;
+        return cs;
+    }
+    explicit HandCollector(const char* pool_name) : pool(pool_spec(pool_name)) {
+        spec.inputs = {in.get()};
+        spec.outputs = {out.get()};
+        spec.reorder_window = 64;
+    }
+    MbufPool pool;
+    std::unique_ptr<Channel<PacketDesc>> in = make_desc_channel(channel_spec()), out = make_desc_channel(channel_spec());
+    NodeTaskSpec spec;
+};
+
 TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPacketItHeld) {
     // Numbers 1, 2, 2: none is in order yet (0 is missing) and 2 arrives twice, which the
     // reorder window refuses. The collector's node fails; the packet it was inserting, the one
     // still in hand and the one the window stored all go back to the pool, counted.
-    MbufPoolSpec ps;
-    ps.name = "reorder_failure";
-    ps.mbufs = 1023;
-    ps.cache = 0;
-    MbufPool pool(ps);
-    ChannelSpec cs;
-    cs.capacity = 64;
-    auto in = make_desc_channel(cs), out = make_desc_channel(cs);
-    NodeTaskSpec spec;
-    spec.inputs = {in.get()};
-    spec.outputs = {out.get()};
-    spec.reorder_window = 64;
-    NodeTask collector(std::move(spec));
+    HandCollector h("reorder_failure");
+    MbufPool& pool = h.pool;
+    auto& in = h.in;
+    auto& out = h.out;
+    NodeTask collector(std::move(h.spec));
     const int offset = sequence_field_offset();
     rte_mbuf* m[3];
     ASSERT_TRUE(alloc_packets(pool.get(), m, 3));
@@ -830,24 +847,16 @@ TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPac
 // the emitter thread's doorbell announces, re-checks the credit and parks for up to 5 s; the
 // collector then receives the number it waits for. A lost wake-up sleeps out the 5 s.
 TEST(SequenceCredit, ACollectorReleasingNumbersWakesTheDispatcherItHeldBack) {
-    MbufPoolSpec ps;
-    ps.name = "credit_wake";
-    ps.mbufs = 1023;
-    ps.cache = 0;
-    MbufPool pool(ps);
-    ChannelSpec cs;
-    cs.capacity = 64;
-    auto in = make_desc_channel(cs), out = make_desc_channel(cs);
+    HandCollector h("credit_wake");
+    MbufPool& pool = h.pool;
+    auto& in = h.in;
+    auto& out = h.out;
     Doorbell bell;
     SequenceCredit credit;
     credit.allowance = 64;
     credit.dispatcher_bell = &bell;
-    NodeTaskSpec spec;
-    spec.inputs = {in.get()};
-    spec.outputs = {out.get()};
-    spec.reorder_window = 64;
-    spec.credit = &credit;
-    NodeTask collector(std::move(spec));
+    h.spec.credit = &credit;
+    NodeTask collector(std::move(h.spec));
 
     std::atomic<bool> parked{false};
     uint32_t seen = 0;
