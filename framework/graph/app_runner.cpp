@@ -290,16 +290,18 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
         if (node.numbered_by >= 0) {
             if (SequenceCredit* c = credits_[static_cast<size_t>(node.numbered_by)].get()) {
                 // The dispatcher keeps at most `window` numbers out; after a stop request it
-                // drains what is upstream of it regardless, at most as much again.
+                // drains what is upstream of it regardless, which the app's own queues bound
+                // by as much again (a map or another rank upstream may hold more: the
+                // collector then fails as it did before the credit, counting every packet).
                 c->allowance = static_cast<uint32_t>(window);
                 ts.reorder_window = static_cast<uint32_t>(2 * window);
                 const size_t from = plan_.threads.thread_of_node[static_cast<size_t>(node.numbered_by)];
                 if (from != plan_.threads.thread_of_node[n]) c->dispatcher_bell = scheduler_->bell(from);
-                ts.credit = c;
+                ts.releasing = c;
             }
         }
     }
-    if (node.stamp_sequence) ts.credit = credits_[n].get();
+    if (node.stamp_sequence) ts.numbering = credits_[n].get();
     return std::make_unique<NodeTask>(std::move(ts));
 }
 

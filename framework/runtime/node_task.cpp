@@ -220,22 +220,38 @@ size_t NodeTask::next_round_robin() const {
 }
 
 bool NodeTask::out_of_credit() {
-    if (s_.credit == nullptr || !s_.stamp_sequence) return false;
+    SequenceCredit* c = s_.numbering;
+    if (c == nullptr) return false;
     // Stopping (a signal, a failed tile): what is upstream drains on, or the stop could wait
-    // for a worker that will never answer; the window holds that much more (make_task).
-    if (stop_requested()) return false;
+    // for a worker that will never answer (make_task doubles the collector's window for it).
+    if (stop_requested()) return set_held(false), false;
     // A poll numbers one burst at most (on demand takes one per poll).
-    const uint32_t limit = s_.credit->allowance - kBurstMax;
-    if (next_sequence_ - credit_at_ <= limit) return false;
-    credit_at_ = s_.credit->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
-    return next_sequence_ - credit_at_ > limit;
+    const uint32_t limit = c->allowance - kBurstMax;
+    if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
+    numbering_seen_ = c->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
+    if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
+    // Held: say so, then look once more, so that a release between the look and the store is
+    // not missed (the collector reads `held` only after its store of `released`).
+    set_held(true);
+    numbering_seen_ = c->released.load(std::memory_order_relaxed);
+    return next_sequence_ - numbering_seen_ > limit;
+}
+
+void NodeTask::set_held(bool held) {
+    if (held == numbering_held_) return;
+    numbering_held_ = held;
+    s_.numbering->held.store(held, std::memory_order_relaxed);  // relaxed: see SequenceCredit
 }
 
 void NodeTask::give_credit() {
-    if (s_.credit == nullptr || window_->next() == credit_at_) return;  // nothing released: no fence
-    credit_at_ = window_->next();
-    s_.credit->released.store(credit_at_, std::memory_order_relaxed);  // relaxed: see SequenceCredit
-    if (Doorbell* b = s_.credit->dispatcher_bell) b->ring();  // its fence orders the store before the look
+    SequenceCredit* c = s_.releasing;
+    if (c == nullptr || window_->next() == releasing_at_) return;  // nothing released: no fence
+    releasing_at_ = window_->next();
+    c->released.store(releasing_at_, std::memory_order_relaxed);  // relaxed: see SequenceCredit
+    if (Doorbell* b = c->dispatcher_bell) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // `released` before the look at `held`
+        if (c->held.load(std::memory_order_relaxed)) b->ring_fenced();
+    }
 }
 
 bool NodeTask::inputs_exhausted() {
@@ -248,7 +264,8 @@ bool NodeTask::take(Burst& b) {
     b.n = 0;
     if (window_) {  // in-order packets already waiting go first
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
-        if (b.n != 0) return give_credit(), true;
+        give_credit();  // holes it skipped count too, even when it hands nothing on
+        if (b.n != 0) return true;
     }
     const size_t k = polled_.size();
     for (size_t i = 0; i < k; ++i) {
@@ -266,7 +283,7 @@ bool NodeTask::take(Burst& b) {
             --b.n;
         }
         b.n = static_cast<uint16_t>(window_->release(b.d, kBurstMax));
-        give_credit();  // holes released count too: a burst of them may release nothing to send
+        give_credit();
         return true;  // something was received even if nothing is in order yet
     }
     return false;

@@ -58,9 +58,11 @@ struct NodeTaskSpec {
     bool stamp_sequence = false;
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
-    // An ordered farm fed on demand: its dispatcher (stamp_sequence) takes credit from it, its
-    // collector (reorder_window) gives it back. Owned by the runner.
-    SequenceCredit* credit = nullptr;
+    // An ordered farm fed on demand (SequenceCredit, owned by the runner): as its dispatcher
+    // (stamp_sequence) this node numbers within `numbering`; as its collector (reorder_window)
+    // it gives `releasing` back. One node may be both, for two farms.
+    SequenceCredit* numbering = nullptr;
+    SequenceCredit* releasing = nullptr;
     LatencyConfig latency{LatencyConfig::Mode::Off, 0};
     std::optional<ChaosStall> stall;  // the app's `chaos:` stall, when it names this node
     // The node's stages use a packet pool other than the app's first: between nodes a simple
@@ -114,6 +116,7 @@ private:
     bool room_for_a_burst() const;           // every output's staging can take a whole burst
     bool blocked() const;                    // back-pressure: nothing new may be taken now
     bool out_of_credit();                    // a numbering dispatcher too far ahead (SequenceCredit)
+    void set_held(bool held);                // what out_of_credit() tells the collector
     void give_credit();                      // a collector released numbers: tell its dispatcher
     size_t next_round_robin() const;         // round robin passing over a full worker
     void process(Burst& b, size_t from);     // chain, sequence stamps, then staging
@@ -145,7 +148,9 @@ private:
     Burst any_;                   // on_demand: descriptors no output had room for
     uint16_t any_at_ = 0;
     uint32_t next_sequence_ = 0;
-    uint32_t credit_at_ = 0;      // SequenceCredit::released: a dispatcher's last look at it, a collector's last store
+    uint32_t numbering_seen_ = 0;   // spec.numbering->released at the last look
+    bool numbering_held_ = false;   // spec.numbering->held as last stored
+    uint32_t releasing_at_ = 0;     // spec.releasing->released as last stored
     int seq_offset_ = -1;
     std::unique_ptr<ReorderWindow> window_;
     Burst hand_;                  // the burst the chain is working on

@@ -844,8 +844,9 @@ TEST(AppRunnerFailure, AnOrderedCollectorWhoseReorderCheckFailsGivesBackEveryPac
 
 // An ordered farm fed on demand: its emitter, held back by the collector's window, idles and
 // its thread parks; the collector's next release must wake it (SequenceCredit). A sleeper on
-// the emitter thread's doorbell announces, re-checks the credit and parks for up to 5 s; the
-// collector then receives the number it waits for. A lost wake-up sleeps out the 5 s.
+// the emitter thread's doorbell says it is held, announces, re-checks the credit and parks for
+// up to 5 s; the collector then receives the number it waits for. A lost wake-up sleeps out
+// the 5 s.
 TEST(SequenceCredit, ACollectorReleasingNumbersWakesTheDispatcherItHeldBack) {
     HandCollector h("credit_wake");
     MbufPool& pool = h.pool;
@@ -855,13 +856,18 @@ TEST(SequenceCredit, ACollectorReleasingNumbersWakesTheDispatcherItHeldBack) {
     SequenceCredit credit;
     credit.allowance = 64;
     credit.dispatcher_bell = &bell;
-    h.spec.credit = &credit;
+    h.spec.releasing = &credit;
     NodeTask collector(std::move(h.spec));
 
+    rte_mbuf* m = nullptr;
+    ASSERT_TRUE(alloc_packets(pool.get(), &m, 1));
+    packet_sequence(m, sequence_field_offset()) = 0;
+    const PacketDesc d{m, 0, 64, 0, 0};
     std::atomic<bool> parked{false};
     uint32_t seen = 0;
     std::chrono::steady_clock::time_point woke;
     std::thread dispatcher([&] {
+        credit.held.store(true, std::memory_order_relaxed);  // as a held-back dispatcher does
         bell.prepare_park();
         parked.store(true, std::memory_order_release);
         // relaxed, as the dispatcher reads it: prepare_park's fence orders it after the announce.
@@ -873,11 +879,7 @@ TEST(SequenceCredit, ACollectorReleasingNumbersWakesTheDispatcherItHeldBack) {
     while (!parked.load(std::memory_order_acquire)) std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // asleep, most likely
 
-    rte_mbuf* m = nullptr;
-    ASSERT_TRUE(alloc_packets(pool.get(), &m, 1));
-    packet_sequence(m, sequence_field_offset()) = 0;
-    const PacketDesc d{m, 0, 64, 0, 0};
-    ASSERT_EQ(in->try_send_burst(&d, 1), 1u);
+    EXPECT_EQ(in->try_send_burst(&d, 1), 1u);
     const auto released_at = std::chrono::steady_clock::now();
     EXPECT_TRUE(collector.poll());
     dispatcher.join();

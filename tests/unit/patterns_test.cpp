@@ -140,6 +140,28 @@ TEST(Farm, AnOrderedFarmFedOnDemandRidesOutAStalledWorker) {
     }
 }
 
+// Folded, one node collects the first ordered farm and dispatches (and numbers) for the next:
+// it gives the first farm's credit back while it takes the second's.
+TEST(Farm, TwoOrderedFarmsInARowShareANodeAndRunToTheEnd) {
+    for (const char* second : {"round_robin", "on_demand"}) {
+        for (const char* fuse : kFuse) {
+            SCOPED_TRACE(std::string(second) + " fuse " + fuse);
+            counts.reset();
+            const uint64_t n = 60000;  // several windows; the order check's index wraps at 65536
+            const RunReport r = run_farm_yaml(
+                std::string("runtime: { fuse: ") + fuse + " }\npipeline:\n  - { stage: synth, count: " + std::to_string(n) +
+                ", flows: 65536 }\n  - parse\n"
+                "  - farm: { name: a, workers: 2, collect: ordered, dispatch: on_demand, worker: [pass] }\n"
+                "  - farm: { name: b, workers: 2, collect: ordered, dispatch: " + second + ", worker: [pass] }\n"
+                "  - test_order_check\n");
+            EXPECT_TRUE(r.failures.empty()) << r.failures.front().node << ": " << r.failures.front().error;
+            expect_accounted(r, n);
+            EXPECT_EQ(counts.seen.load(), n);
+            EXPECT_EQ(counts.out_of_order.load(), 0u);
+        }
+    }
+}
+
 TEST(Farm, OrderedPipelineWorkersPassDropsOfEarlierTilesOnToTheCollector) {
     // The first tile of each worker drops; the second must hand those holes on, or the
     // collector would wait for the numbers forever.
