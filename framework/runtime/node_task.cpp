@@ -230,8 +230,9 @@ bool NodeTask::out_of_credit() {
     if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
     numbering_seen_ = c->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
     if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
-    // Held: say so, then look once more, so that a release between the look and the store is
-    // not missed (the collector reads `held` only after its store of `released`).
+    // Held: say so for the collector (see SequenceCredit: its fence after `released` pairs
+    // with this thread's prepare_park fence, after which the scheduler polls this task
+    // again). The second look only saves a park when a release just came.
     set_held(true);
     numbering_seen_ = c->released.load(std::memory_order_relaxed);
     return next_sequence_ - numbering_seen_ > limit;
