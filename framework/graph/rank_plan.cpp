@@ -131,8 +131,10 @@ RankPart plan_rank_part(const AppConfig& app, const AppPlan& full, const RankLay
         if (layout.rank_of_node[n] == rank) local_of[n] = local.nodes.size(), local.nodes.push_back(g.nodes[n]);
     // A collector holds back only a numbering node of its own rank.
     for (GraphNode& node : local.nodes)
-        if (node.numbered_by >= 0)
-            node.numbered_by = local_of[static_cast<size_t>(node.numbered_by)] == kNone ? -1 : static_cast<int>(local_of[static_cast<size_t>(node.numbered_by)]);
+        if (node.numbered_by >= 0) {
+            const size_t at = local_of[static_cast<size_t>(node.numbered_by)];
+            node.numbered_by = at == kNone ? -1 : static_cast<int>(at);
+        }
     // Every edge in its place of the order: a node's outputs and inputs keep their order
     // (dispatch, branches and the collector's inputs read them by position).
     size_t link = 0;

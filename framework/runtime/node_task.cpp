@@ -222,20 +222,17 @@ size_t NodeTask::next_round_robin() const {
 bool NodeTask::out_of_credit() {
     SequenceCredit* c = s_.numbering;
     if (c == nullptr) return false;
-    // Stopping (a signal, a failed tile): what is upstream drains on, or the stop could wait
-    // for a worker that will never answer (make_task doubles the collector's window for it).
-    if (stop_requested()) return set_held(false), false;
     // A poll numbers one burst at most (on demand takes one per poll).
     const uint32_t limit = c->allowance - kBurstMax;
-    if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
-    numbering_seen_ = c->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
-    if (next_sequence_ - numbering_seen_ <= limit) return set_held(false), false;
-    // Held: say so for the collector (see SequenceCredit: its fence after `released` pairs
-    // with this thread's prepare_park fence, after which the scheduler polls this task
-    // again). The second look only saves a park when a release just came.
-    set_held(true);
-    numbering_seen_ = c->released.load(std::memory_order_relaxed);
-    return next_sequence_ - numbering_seen_ > limit;
+    if (next_sequence_ - numbering_seen_ > limit)
+        numbering_seen_ = c->released.load(std::memory_order_relaxed);  // relaxed: see SequenceCredit
+    // Stopping (a signal, a failed tile): what is upstream drains on, or the stop could wait
+    // for a worker that will never answer (make_task doubles the collector's window for it).
+    const bool held = next_sequence_ - numbering_seen_ > limit && !stop_requested();
+    // Said for the collector: its fence after `released` pairs with this thread's
+    // prepare_park fence, after which the scheduler polls this task again (SequenceCredit).
+    set_held(held);
+    return held;
 }
 
 void NodeTask::set_held(bool held) {
