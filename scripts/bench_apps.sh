@@ -2,7 +2,9 @@
 # bench_apps.sh [REPS] [CONF...]: Mpps of app configs replaying the same 64-byte capture, runs
 # interleaved (forward, then each CONF, repeated) so host drift hits all alike; prints median,
 # min and max of each and its ratio to conf/forward.yaml.
-# Default CONFs: conf/bench/chain16.yaml conf/bench/farm4.yaml. $TILEPIPE_BIN names a tilepipe
+# Default CONFs: conf/bench/chain16.yaml conf/bench/farm4.yaml. A CONF may carry settings after
+# a colon, each a --set: `conf/default.yaml:runtime.prefetch=burst,pool.cache=512` runs that
+# config with them, beside the same config without (an A/B in one sitting). $TILEPIPE_BIN names a tilepipe
 # to use instead of building ./build/apps/tilepipe. A run that fails or reports no Mpps ends the
 # script with a message and exit status 1: no figure is ever made up.
 set -euo pipefail
@@ -25,7 +27,13 @@ all=(conf/forward.yaml "${confs[@]}")
 for _ in $(seq "$reps"); do
   for i in "${!all[@]}"; do
     rm -f "$work/r.json"
-    $bin run "${all[$i]}" --quiet --pcap "$cap" --loop 200 --json "$work/r.json" >/dev/null \
+    conf=${all[$i]%%:*}
+    sets=()
+    if [[ ${all[$i]} == *:* ]]; then
+      IFS=, read -ra kv <<<"${all[$i]#*:}"
+      for s in "${kv[@]}"; do sets+=(--set "$s"); done
+    fi
+    $bin run "$conf" --quiet --pcap "$cap" --loop 200 "${sets[@]}" --json "$work/r.json" >/dev/null \
       || die "tilepipe run ${all[$i]} failed (exit $?)"
     python3 -c "import json,sys; v=json.load(open(sys.argv[1]))['mpps']; assert v > 0, v; print(v)" "$work/r.json" \
       >>"$work/$i" 2>/dev/null || die "the report of ${all[$i]} holds no Mpps above 0"
@@ -35,5 +43,5 @@ median() { sort -g "$1" | awk '{a[NR]=$1} END {printf "%.3f %.3f %.3f\n", a[int(
 read -r base _ < <(median "$work/0")
 for i in "${!all[@]}"; do
   read -r m lo hi < <(median "$work/$i")
-  printf "%-26s %7.3f Mpps (min %.3f, max %.3f)  %.2f x forward\n" "${all[$i]}" "$m" "$lo" "$hi" "$(awk -v m="$m" -v b="$base" 'BEGIN { print m / b }')"
+  printf "%-40s %7.3f Mpps (min %.3f, max %.3f)  %.2f x forward\n" "${all[$i]}" "$m" "$lo" "$hi" "$(awk -v m="$m" -v b="$base" 'BEGIN { print m / b }')"
 done

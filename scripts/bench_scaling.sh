@@ -13,7 +13,8 @@
 #             on 16: mp-stencil as 16 x 1, 8 x 2 and 4 x 4 ranks x tiles (hybrid), 15 runs each
 #   channels  pingpong, asym (1..N senders) and stream (bursts 1, 8, 32 against the peers)
 #   apps      scripts/bench_apps.sh: forward, default, chain16, farm4 and l3fwd on the same
-#             capture, and scripts/bench_replay.sh: forward against dpdk-testpmd's io
+#             capture, default, farm4 and l3fwd again with runtime.prefetch=burst (interleaved:
+#             the prefetch's A/B), and scripts/bench_replay.sh: forward against dpdk-testpmd's io
 #             forwarding (where $TESTPMD or dpdk-testpmd is at hand)
 # Writes OUTDIR/log.txt (every command and what it printed), OUTDIR/json/*.json (a bench or
 # run report per measurement, and a `scaling` report per curve) and OUTDIR/png/*.png (a picture
@@ -196,7 +197,8 @@ fi
 if [[ " $sections " == *" apps "* ]]; then
   echo "=== apps $(date +%T)" >>"$log"
   TILEPIPE_BIN=$T run 900 scripts/bench_apps.sh "$([ -n "$small" ] && echo 1 || echo 3)" \
-    conf/default.yaml conf/bench/chain16.yaml conf/bench/farm4.yaml conf/l3fwd.yaml
+    conf/default.yaml conf/bench/chain16.yaml conf/bench/farm4.yaml conf/l3fwd.yaml \
+    conf/default.yaml:runtime.prefetch=burst conf/bench/farm4.yaml:runtime.prefetch=burst conf/l3fwd.yaml:runtime.prefetch=burst
   pmd=${TESTPMD:-$(command -v dpdk-testpmd)}
   if [ -n "$pmd" ]; then
     TESTPMD=$pmd TILEPIPE_BIN=$T run 300 scripts/bench_replay.sh "$([ -n "$small" ] && echo 1 || echo 3)" 4

@@ -15,6 +15,7 @@ namespace tp {
 class DropSink final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Sink;
+    static constexpr bool kReadsPackets = false;  // simple mbufs go back unread (above)
     explicit DropSink(const ParamValues&) : Stage(kKind) {}
     void open(StageEnv& env) override;
     void process(Burst& b) override;

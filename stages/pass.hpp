@@ -10,6 +10,7 @@ class Pass final : public Stage {
 public:
     static constexpr StageKind kKind = StageKind::Processor;
     static constexpr double kCost = 0;  // only its hop costs
+    static constexpr bool kReadsPackets = false;
     explicit Pass(const ParamValues&) : Stage(kKind) {}
     void process(Burst&) override {}
 };

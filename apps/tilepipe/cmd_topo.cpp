@@ -359,6 +359,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
                          {"memory_nodes", memory.node[i].nodes},
                          {"dispatch", dispatch_name(plan.graph.nodes[i].dispatch)},
                          {"ordered", plan.graph.nodes[i].reorder},
+                         {"prefetch", prefetches_bursts(app, plan.graph.nodes[i])},
                          {"rank", ranks.rank_of_node[i]}});
     }
     for (const auto& l : plan.links)
@@ -369,6 +370,7 @@ nlohmann::json as_json(const AppConfig& app, const AppPlan& plan, const MemoryPl
     return {{"app", app.name}, {"topology", t.name()}, {"width", t.width()}, {"height", t.height()},
             {"usable", t.usable()}, {"reserved", reserved}, {"placement", app.placement},
             {"threads", plan.threads.cpu_of_thread.size()}, {"cpus", plan.cpus}, {"idle", app.idle}, {"rank_links", app.rank_links},
+            {"prefetch", app.prefetch},
             {"nodes", nodes}, {"channels", links}, {"edges", edges_json(plan)}, {"networks", networks_json(app, plan, memory)},
             {"memory", memory_policy_name(memory_policy_of(app))}, {"numa_nodes", memory.app_nodes}, {"bound", memory.bind},
             {"pools", pools_json(app, plan, memory)}};

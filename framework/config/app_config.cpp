@@ -89,7 +89,7 @@ public:
     }
 
     void runtime(const YAML::Node& n, AppConfig& app) const {
-        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle, rank_links)");
+        if (!n.IsMap()) fail(n, "runtime must be a mapping (threads, fuse, idle, rank_links, prefetch)");
         for (auto it = n.begin(); it != n.end(); ++it) runtime_key(app, it->first, scalar(it->first, "key"), it->second);
     }
 
@@ -109,8 +109,11 @@ public:
         } else if (k == "rank_links") {
             app.rank_links = scalar(v, "runtime.rank_links");
             check_choice(v, "runtime.rank_links", app.rank_links, {"auto", "messages"});
+        } else if (k == "prefetch") {
+            app.prefetch = scalar(v, "runtime.prefetch");
+            check_choice(v, "runtime.prefetch", app.prefetch, {"none", "burst"});
         } else {
-            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse, idle, rank_links)");
+            fail(key, "unknown key 'runtime." + k + "' (known: threads, fuse, idle, rank_links, prefetch)");
         }
     }
 
@@ -579,7 +582,7 @@ void set_app_setting(AppConfig& app, const std::string& key, const std::string& 
                                       (key == "pipeline" ? std::string("edit the file")
                                                          : "set " + key + (key == "pool"    ? ".mbufs, pool.cache or pool.data_room"
                                                                            : key == "chaos" ? ".stall, chaos.stall_ms or chaos.after_packets"
-                                                                                            : ".threads or runtime.fuse")));
+                                                                                            : ".threads, runtime.fuse, runtime.idle, runtime.rank_links or runtime.prefetch")));
     r.app_key(app, k, key, value_node(key, value, where));
 }
 

@@ -6,7 +6,8 @@
 //   pool: { mbufs: 16383, cache: 256, data_room: 2048 }
 //   runtime: { threads: auto, fuse: auto, idle: auto }  # threads: auto | per_tile;
 //                                # fuse: auto | always | never; idle: auto | spin | park;
-//                                # rank_links: auto | messages (links between ranks of one host)
+//                                # rank_links: auto | messages (links between ranks of one host);
+//                                # prefetch: none | burst (mbufs of a burst a tile takes)
 //   latency: sample 64          # off | sample N | all (framework/metrics/latency_config.hpp)
 //   chaos: { stall: fw.3, stall_ms: 200, after_packets: 1000 }  # a fault on purpose (optional)
 //   memory: first_touch         # local | interleave | first_touch (memory_settings.hpp)
@@ -155,6 +156,8 @@ struct AppConfig {
     std::string idle = "auto";           // how an idle tile waits: auto | spin | park (idle_mode.hpp)
     std::string rank_links = "auto";     // auto (ranks of one host lend packets through shared
                                          // memory) | messages (every link between ranks copies)
+    std::string prefetch = "none";       // none (stages prefetch a packet or two ahead) | burst (a
+                                         // tile prefetches the mbufs of each burst it takes)
     std::string topology = "host";       // a Topology preset
     Location topology_where;
     std::string placement = "compact";   // linear | snake | compact

@@ -5,7 +5,7 @@
 // PATH names one setting; its last part is the key, the parts before it the place:
 //   KEY                  top level: app, transport, queue, topology, placement, memory
 //   pool.KEY             pool.mbufs, pool.cache, pool.data_room
-//   runtime.KEY          runtime.threads, runtime.fuse, runtime.idle
+//   runtime.KEY          runtime.threads, runtime.fuse, runtime.idle, runtime.rank_links, runtime.prefetch
 //   chaos.KEY, network.KEY  the `chaos:` and `network:` settings
 //   FARM.KEY             a farm's or map's own: workers, dispatch, collect, emitter, multicast,
 //                        transport, queue, memory

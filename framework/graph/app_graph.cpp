@@ -315,4 +315,12 @@ private:
 
 AppGraph build_graph(const AppConfig& app, bool fuse) { return Builder(app).build(fuse); }
 
+bool prefetches_bursts(const AppConfig& app, const GraphNode& node) {
+    if (app.prefetch != "burst" || node.role != NodeRole::Stages || node.stages.empty()) return false;
+    if (app.pipeline[node.stages.front()].stage->kind == StageKind::Source) return false;
+    for (size_t s : node.stages)
+        if (app.pipeline[s].stage->reads_packets) return true;
+    return false;
+}
+
 }  // namespace tp

@@ -72,4 +72,9 @@ struct AppGraph {
 // the stage node after it, where there are such nodes (for apps with more tiles than CPUs).
 AppGraph build_graph(const AppConfig& app, bool fuse = false);
 
+// `runtime.prefetch: burst` and the node runs stages that take bursts from channels (not a
+// source's) of which one reads the packets (StageInfo::reads_packets): its tile prefetches
+// the mbufs of each burst it takes. Elsewhere the lines would cross for nothing.
+bool prefetches_bursts(const AppConfig& app, const GraphNode& node);
+
 }  // namespace tp

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <rte_cycles.h>
+#include <rte_mbuf.h>
 
 #include <algorithm>
 #include <atomic>
@@ -270,6 +271,11 @@ std::unique_ptr<Task> AppRunner::make_task(size_t n, std::vector<Stage*> chain) 
         ts.branch_outputs.assign(branch_of_out.size(), 0);
         for (size_t o = 0; o < branch_of_out.size(); ++o) ts.branch_outputs.at(static_cast<size_t>(branch_of_out[o])) = static_cast<uint16_t>(o);
         ts.replicator = dynamic_cast<Replicator*>(ts.chain.back());
+    }
+    if (prefetches_bursts(app_, node)) {
+        ts.prefetch_burst = true;
+        ts.prefetch_data_at = static_cast<uint32_t>(sizeof(rte_mbuf) + rte_pktmbuf_priv_size(pools_[memory_.pool_of_node[n]]->get()) +
+                                                    RTE_PKTMBUF_HEADROOM);
     }
     ts.stamp_sequence = node.stamp_sequence;
     ts.report_drops = node.report_drops;

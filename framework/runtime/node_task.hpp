@@ -55,6 +55,11 @@ struct NodeTaskSpec {
     std::vector<Channel<PacketDesc>*> inputs;
     std::vector<Channel<PacketDesc>*> outputs;
     Dispatch dispatch = Dispatch::Single;
+    // runtime.prefetch: burst. The node's stages read the packets of every burst it takes from a
+    // channel: their header lines and the line at `prefetch_data_at` from each mbuf (where a
+    // packet of the node's pool starts with the default headroom) are fetched at once.
+    bool prefetch_burst = false;
+    uint32_t prefetch_data_at = 0;
     bool stamp_sequence = false;
     bool report_drops = false;
     uint32_t reorder_window = 0;  // > 0: restore sequence order (ordered collector)
@@ -107,6 +112,7 @@ public:
 private:
     bool take(Burst& b);          // a burst from the source or the inputs; false if none
     bool inputs_exhausted();
+    void prefetch_burst(const Burst& b) const;  // runtime.prefetch: burst
     void run_chain(Burst& b, size_t from);
     void run_chain_reporting_drops(Burst& b, size_t from);
     void stage_for_outputs(const Burst& b);  // dispatch policy: into out_ / any_, no send

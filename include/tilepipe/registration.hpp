@@ -74,6 +74,12 @@ struct StageInfo {
     /// declared; else `out` for sources and processors, none for sinks). A stage with more
     /// than one calls Stage::set_output() for every packet it passes on.
     std::function<std::vector<OutputSpec>(const ParamValues&)> outputs;
+    /// Whether process() reads or writes the packets' mbufs (CLASS::kReadsPackets when
+    /// declared, else true). With `runtime.prefetch: burst` a tile one of whose stages does
+    /// prefetches the mbufs of each burst it takes from a channel, so their transfer from the
+    /// tile before overlaps; one that only moves descriptors (or frees them unread) leaves the
+    /// lines where they are for the tile that writes them next.
+    bool reads_packets = true;
     /// Where the stage comes from: empty for a stage of tilepipe or of the program, the
     /// plugin's file for a plugin's (set by the loader).
     std::string origin;
@@ -159,6 +165,13 @@ std::vector<OutputSpec> outputs_of(const ParamValues& p) {
     else return single_output();
 }
 
+/// CLASS::kReadsPackets when declared, else true.
+template <typename C>
+constexpr bool reads_packets_of() {
+    if constexpr (requires { C::kReadsPackets; }) return C::kReadsPackets;
+    else return true;
+}
+
 /// CLASS::kCost when declared, else by kind.
 template <typename C>
 constexpr double cost_of() {
@@ -183,8 +196,9 @@ struct StageRegistrar {
 /// `kCost`, a static `double expected_pass(const tp::ParamValues&)`, a static
 /// `void check_params(const tp::ParamValues&)` throwing LocatedError, a static
 /// `void check_data_room(const tp::ParamValues&, uint32_t)`, a static
-/// `uint64_t device_ports(const tp::ParamValues&)`, a static `std::string stage_notes()` and a
-/// static `std::vector<tp::OutputSpec> outputs(const tp::ParamValues&)`
+/// `uint64_t device_ports(const tp::ParamValues&)`, a static `std::string stage_notes()`, a
+/// static `std::vector<tp::OutputSpec> outputs(const tp::ParamValues&)` and a static
+/// constexpr bool `kReadsPackets`
 /// (see StageInfo for what each is for). Use it at namespace scope, once per class.
 #define TILEPIPE_STAGE(CLASS, NAME, DESCRIPTION, ...)                                           \
     static ::tp::StageInfo tilepipe_stage_info_##CLASS() {                                       \
@@ -197,7 +211,7 @@ struct StageRegistrar {
             ::tp::detail::cost_of<CLASS>(), &::tp::detail::expected_pass_of<CLASS>,              \
             &::tp::detail::check_params_of<CLASS>, &::tp::detail::check_data_room_of<CLASS>,     \
             &::tp::detail::device_ports_of<CLASS>, &::tp::detail::notes_of<CLASS>,                \
-            &::tp::detail::outputs_of<CLASS>, {}};                                               \
+            &::tp::detail::outputs_of<CLASS>, ::tp::detail::reads_packets_of<CLASS>(), {}};      \
     }                                                                                            \
     static const ::tp::detail::StageRegistrar tilepipe_stage_registrar_##CLASS{&tilepipe_stage_info_##CLASS}
 

@@ -8,7 +8,7 @@
 #pragma once
 
 /// The stage interface's version: plugins must have been built with the same number.
-#define TILEPIPE_ABI_VERSION 3
+#define TILEPIPE_ABI_VERSION 4
 
 /// The tilepipe release these headers belong to (meson.build's project version).
 #define TILEPIPE_VERSION_STRING "0.1.0"

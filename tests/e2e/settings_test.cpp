@@ -104,6 +104,12 @@ std::vector<Setting> settings() {
          [](const json& j) { return node_named(j, "rtc.emitter") != nullptr && node_named(j, "rtc.collector") != nullptr; }},
         {"runtime.fuse", "conf/farm.yaml --set runtime.fuse=always", [](const json& j) { return node_named(j, "rtc.emitter") == nullptr; }},
         {"runtime.idle", "conf/default.yaml --set runtime.idle=spin", [](const json& j) { return j["idle"] == "spin"; }},
+        // Only the tile whose stage reads the packets (parse) prefetches; the source makes them, drop frees them unread.
+        {"runtime.prefetch", "conf/default.yaml --set runtime.prefetch=burst",
+         [](const json& j) {
+             return j["prefetch"] == "burst" && (*node_named(j, "parse"))["prefetch"] == true &&
+                    (*node_named(j, "synth"))["prefetch"] == false && (*node_named(j, "drop"))["prefetch"] == false;
+         }},
         // What the links between ranks are is seen under mpirun (ranks_test checks each link's kind).
         {"runtime.rank_links", "conf/default.yaml --set drop.rank=1 --set runtime.rank_links=messages",
          [](const json& j) { return j["rank_links"] == "messages"; }},

@@ -39,6 +39,16 @@ TEST(StageRegistry, HoldsTheBuiltInsAndTheProgramsOwnStagesWhenFirstAsked) {
     ASSERT_NE(own->find_param("n"), nullptr);
 }
 
+// With runtime.prefetch: burst a tile prefetches the mbufs of each burst it takes only where a
+// stage reads them: `pass` and `drop` declare they do not, a stage that says nothing (the
+// program's Noop) reads them.
+TEST(StageRegistry, RecordsWhetherAStageReadsThePackets) {
+    EXPECT_FALSE(StageRegistry::instance().find("pass")->reads_packets);
+    EXPECT_FALSE(StageRegistry::instance().find("drop")->reads_packets);
+    EXPECT_TRUE(StageRegistry::instance().find("parse")->reads_packets);
+    EXPECT_TRUE(StageRegistry::instance().find("registry_test_noop")->reads_packets);
+}
+
 TEST(StageRegistry, AddsAPluginsStagesAllOrNone) {
     std::vector<StageInfo> infos;
     infos.push_back(plugin_stage("registry_test_fresh", "/p/liba.so"));
