@@ -25,6 +25,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -156,12 +157,8 @@ ParamValues params_for(const std::string& stage, const Given& given) { return te
 
 class AclTest : public testing::Test {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/tp_acl_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
+    test::ScratchDir scratch_{"tp_acl"};
+    const std::string dir_ = scratch_.path();
 
     std::string write(const std::string& text) {
         const std::string path = dir_ + "/rules" + std::to_string(files_++) + ".txt";
@@ -215,7 +212,6 @@ protected:
     }
 
     Parse parse_{params_for("parse", {})};
-    std::string dir_;
     int files_ = 0;
 };
 
@@ -625,16 +621,6 @@ rte_mbuf* exact_copy(const rte_mbuf* frame, rte_mempool* pool) {
     return m;
 }
 
-std::vector<std::string> readable_shared_captures() {
-    std::vector<std::string> paths;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(test::pcaps_dir(), ec)) {
-        const std::string n = e.path().filename().string();
-        if (n.ends_with(".pcap") || n.ends_with(".pcapng")) paths.push_back(e.path().string());
-    }
-    std::sort(paths.begin(), paths.end());
-    return paths;
-}
 
 // Runs every record of every shared capture the pcap source reads through `parse` and
 // `stage`, in bursts; returns the packets handed to the stage. Every packet must leave through
@@ -642,7 +628,7 @@ std::vector<std::string> readable_shared_captures() {
 uint64_t run_every_shared_capture(Parse& parse, Stage& stage, rte_mempool* pool) {
     uint64_t packets = 0;
     size_t captures = 0;
-    for (const std::string& path : readable_shared_captures()) {
+    for (const std::string& path : test::shared_capture_paths()) {
         std::unique_ptr<CaptureFile> capture;
         try {
             capture = std::make_unique<CaptureFile>(path, Location{path});

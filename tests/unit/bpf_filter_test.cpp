@@ -23,6 +23,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -200,16 +201,6 @@ uint64_t kept_by(BpfFilter& filter, const CaptureFile& capture) {
     return kept;
 }
 
-std::vector<std::string> shared_captures() {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(test::pcaps_dir(), ec)) {
-        const std::string n = e.path().filename().string();
-        if (n.ends_with(".pcap") || n.ends_with(".pcapng")) names.push_back(n);
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
 
 // Whether the file itself is Ethernet, as libpcap reads its header (the pcap source may also
 // turn other link types into Ethernet, but then tcpdump filters different bytes).
@@ -270,13 +261,8 @@ std::string without_empty_records(const std::string& path, const std::string& di
 
 class TcpdumpParity : public testing::TestWithParam<std::string> {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/tp_bpf_filter_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string dir_;
+    test::ScratchDir scratch_{"tp_bpf_filter"};
+    const std::string dir_ = scratch_.path();
 };
 
 TEST_P(TcpdumpParity, KeepsExactlyThePacketsTcpdumpPrints) {
@@ -312,11 +298,11 @@ std::string test_name_of(const testing::TestParamInfo<std::string>& info) {
     return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedCaptures, TcpdumpParity, testing::ValuesIn(shared_captures()), test_name_of);
+INSTANTIATE_TEST_SUITE_P(SharedCaptures, TcpdumpParity, testing::ValuesIn(test::shared_capture_names()), test_name_of);
 
 TEST(TcpdumpParityCoverage, AtLeastTwentyExpressionsOnTwentyCaptures) {
     size_t readable = 0;
-    for (const std::string& name : shared_captures())
+    for (const std::string& name : test::shared_capture_names())
         readable += load_if_readable(test::pcaps_dir() + "/" + name) != nullptr;
     EXPECT_GE(expressions().size(), 20u);
     EXPECT_GE(readable, 20u) << "fewer shared Ethernet captures load than expected";

@@ -14,6 +14,7 @@
 #include "framework/config/app_config.hpp"
 #include "framework/graph/app_runner.hpp"
 #include "framework/runtime/stop_request.hpp"
+#include "tests/support/app_run.hpp"
 
 namespace tp {
 namespace {
@@ -23,17 +24,8 @@ std::string source_root() {
     return root != nullptr ? root : ".";
 }
 
-RunReport run_yaml(const std::string& yaml, const RunOptions& opts = {}) {
-    AppConfig app = parse_app_config(yaml, "test.yaml");
-    AppRunner runner(app);
-    return runner.run(opts);
-}
-
-void expect_accounted(const RunReport& r) {
-    EXPECT_EQ(r.unaccounted, 0);
-    EXPECT_EQ(r.packets + r.copies, r.delivered + r.drops);
-    EXPECT_TRUE(r.pools_full());
-}
+using test::expect_accounted;
+using test::run_yaml;
 
 uint64_t out_of(const RunReport& r, const std::string& name) {
     for (const StageReport& s : r.stages)

@@ -30,6 +30,7 @@
 #include "tests/support/process.hpp"
 #include "tests/support/tshark.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -171,14 +172,9 @@ std::vector<std::string> lines_of(const std::string& path) {
 
 class FlowTableTest : public testing::Test {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/tp_flow_table_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
+    test::ScratchDir scratch_{"tp_flow_table"};
+    const std::string dir_ = scratch_.path();
 
-    std::string dir_;
     MbufPool pool_ = test_pool();
     StageEnv env_{&pool_, "flows", 0};
 };
@@ -544,16 +540,6 @@ std::optional<TableView> flow_table_counts(const std::string& path) {
     return v;
 }
 
-std::vector<std::string> shared_captures() {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(test::pcaps_dir(), ec)) {
-        const std::string ext = e.path().extension().string();
-        if (ext == ".pcap" || ext == ".pcapng") names.push_back(e.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
 
 class FlowsOfCapture : public testing::TestWithParam<std::string> {};
 
@@ -597,7 +583,7 @@ std::string test_name_of(const testing::TestParamInfo<std::string>& info) {
     return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Pcaps, FlowsOfCapture, testing::ValuesIn(shared_captures()), test_name_of);
+INSTANTIATE_TEST_SUITE_P(Pcaps, FlowsOfCapture, testing::ValuesIn(test::shared_capture_names()), test_name_of);
 
 }  // namespace
 }  // namespace tp

@@ -26,6 +26,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -173,10 +174,9 @@ TEST(PatternSyntax, BadPatternsSayWhatIsWrong) {
 
 class PayloadMatchTest : public testing::Test {
 protected:
+    test::ScratchDir scratch_{"tp_payload_match"};
+    const std::string dir_ = scratch_.path();
     void SetUp() override {
-        char tmpl[] = "/tmp/tp_payload_match_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
         static std::atomic<int> serial{0};
         MbufPoolSpec spec;
         spec.name = "pm_test_" + std::to_string(serial++);
@@ -184,7 +184,6 @@ protected:
         spec.data_room = 128;  // small segments: long frames become chains
         pool_ = std::make_unique<MbufPool>(spec);
     }
-    void TearDown() override { fs::remove_all(dir_); }
 
     std::string write(const std::string& name, const std::string& text) {
         const std::string path = dir_ + "/" + name;
@@ -226,7 +225,6 @@ protected:
         return marks;
     }
 
-    std::string dir_;
     std::unique_ptr<MbufPool> pool_;
     StageEnv env_{nullptr, "ids", 0};
 };

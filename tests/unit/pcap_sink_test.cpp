@@ -23,6 +23,7 @@
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -97,13 +98,8 @@ uint64_t replay_into(PcapSource& src, PcapSink& sink) {
 
 class PcapSinkTest : public testing::Test {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/tp_pcap_sink_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string dir_;
+    test::ScratchDir scratch_{"tp_pcap_sink"};
+    const std::string dir_ = scratch_.path();
 };
 
 TEST(PcapSinkRegistration, IsASinkNamedPcapOutWithItsParameters) {

@@ -23,6 +23,7 @@
 #include "stages/port_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tp {
 namespace {
@@ -98,12 +99,8 @@ bool port_exists(const std::string& name) {
 
 class PortTest : public testing::Test {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/tp_port_XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
+    test::ScratchDir scratch_{"tp_port"};
+    const std::string dir_ = scratch_.path();
 
     // Opens `stage` on `given` and expects open() to refuse; returns the error.
     template <typename S>
@@ -121,7 +118,6 @@ protected:
         return LocatedError(Location{}, "accepted");
     }
 
-    std::string dir_;
 };
 
 // ---- registration --------------------------------------------------------------------------

@@ -591,16 +591,6 @@ rte_mbuf* exact_copy(const rte_mbuf* frame, rte_mempool* pool) {
     return m;
 }
 
-std::vector<std::string> readable_shared_captures() {
-    std::vector<std::string> paths;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(test::pcaps_dir(), ec)) {
-        const std::string n = e.path().filename().string();
-        if (n.ends_with(".pcap") || n.ends_with(".pcapng")) paths.push_back(e.path().string());
-    }
-    std::sort(paths.begin(), paths.end());
-    return paths;
-}
 
 // Runs every record of every shared capture the pcap source reads through `parse` and
 // `stage`, in bursts; returns the packets handed to the stage. Every packet must leave through
@@ -608,7 +598,7 @@ std::vector<std::string> readable_shared_captures() {
 uint64_t run_every_shared_capture(Parse& parse, Stage& stage, rte_mempool* pool) {
     uint64_t packets = 0;
     size_t captures = 0;
-    for (const std::string& path : readable_shared_captures()) {
+    for (const std::string& path : test::shared_capture_paths()) {
         std::unique_ptr<CaptureFile> capture;
         try {
             capture = std::make_unique<CaptureFile>(path, Location{path});
