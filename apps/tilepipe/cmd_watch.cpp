@@ -88,10 +88,22 @@ int watch(const WatchArgs& args) {
     WatchMemory memory;
     int drawn = 0;
     bool ended = false;
+    int status = kExitOk;
     while (g_quit == 0) {
-        WatchSample s{client.query("/tilepipe/stats"), client.query("/tilepipe/nodes"), client.query("/tilepipe/latency")};
-        if (s.stats.is_discarded()) {
+        nlohmann::json stats = client.query("/tilepipe/stats");
+        if (stats.is_discarded()) {
+            if (!client.closed()) {  // it answered no more within the client's patience
+                std::fprintf(stderr, "tilepipe: watch: %s: %s\n", path.c_str(), client.failure().c_str());
+                status = kExitRuntime;
+                break;
+            }
             ended = true;
+            break;
+        }
+        const WatchSample s{std::move(stats), client.query("/tilepipe/nodes"), client.query("/tilepipe/latency")};
+        if (const std::string problem = watch_reply_problem(s); !problem.empty()) {
+            std::fprintf(stderr, "tilepipe: watch: %s does not answer as a tilepipe run: %s\n", path.c_str(), problem.c_str());
+            status = kExitRuntime;
             break;
         }
         const std::string frame = watch_frame(s, memory);
@@ -107,7 +119,7 @@ int watch(const WatchArgs& args) {
     if (terminal) std::fputs("\033[?25h", stdout);
     if (ended) std::printf("%sthe run ended (its telemetry socket closed)\n", drawn > 0 && !terminal ? "\n" : "");
     std::fflush(stdout);
-    return kExitOk;
+    return status;
 }
 
 }  // namespace

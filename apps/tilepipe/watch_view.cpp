@@ -25,6 +25,22 @@ std::string fixed(double v, int digits) {
     return buf;
 }
 
+std::string kind_of(const nlohmann::json& v) {
+    return v.is_discarded() ? "missing" : v.is_null() ? "null" : std::string(v.type_name());
+}
+
+// `key` of object `o`, when present, is of the kind `ok` says.
+template <typename Ok>
+std::string field_problem(const nlohmann::json& o, const std::string& where, const char* key, const char* want, Ok ok) {
+    if (!o.contains(key) || ok(o[key])) return "";
+    return where + ": '" + key + "' is " + kind_of(o[key]) + ", not " + want;
+}
+
+const auto is_text = [](const nlohmann::json& v) { return v.is_string(); };
+const auto is_count = [](const nlohmann::json& v) { return v.is_number_unsigned(); };
+// Counts, and fractions as decimal strings (DPDK telemetry has no floats) or numbers.
+const auto is_figure = [](const nlohmann::json& v) { return v.is_number() || v.is_string(); };
+
 struct Row {
     std::string name, stage;
     uint64_t in = 0, out = 0, drops = 0;
@@ -32,6 +48,46 @@ struct Row {
 };
 
 }  // namespace
+
+std::string watch_reply_problem(const WatchSample& now) {
+    const nlohmann::json& s = now.stats;
+    if (!s.is_object()) return "/tilepipe/stats is " + kind_of(s) + ", not an object";
+    std::string p;
+    for (const char* k : {"state", "app"})
+        if (p.empty()) p = field_problem(s, "/tilepipe/stats", k, "a string", is_text);
+    for (const char* k : {"delivered", "packets", "drops"})
+        if (p.empty()) p = field_problem(s, "/tilepipe/stats", k, "a count", is_count);
+    for (const char* k : {"seconds", "mpps"})
+        if (p.empty()) p = field_problem(s, "/tilepipe/stats", k, "a number", is_figure);
+    if (!p.empty()) return p;
+    const nlohmann::json& l = now.latency;
+    if (!l.is_null() && !l.is_discarded()) {
+        if (!l.is_object()) return "/tilepipe/latency is " + kind_of(l) + ", not an object";
+        p = field_problem(l, "/tilepipe/latency", "mode", "a string", is_text);
+        for (const char* k : {"p50_us", "p90_us", "p99_us", "p999_us", "max_us"})
+            if (p.empty()) p = field_problem(l, "/tilepipe/latency", k, "a number", is_figure);
+        if (p.empty()) p = field_problem(l, "/tilepipe/latency", "samples", "a count", is_count);
+        if (!p.empty()) return p;
+    }
+    // The nodes: one list per column, as long as the list of names.
+    const nlohmann::json& n = now.nodes;
+    if (n.is_null() || n.is_discarded() || (n.is_object() && !n.contains("name"))) return "";
+    if (!n.is_object()) return "/tilepipe/nodes is " + kind_of(n) + ", not an object";
+    const std::pair<const char*, bool (*)(const nlohmann::json&)> columns[] = {
+        {"name", +is_text}, {"stage", +is_text}, {"in", +is_count}, {"out", +is_count}, {"drops", +is_count},
+        {"busy_fraction", +is_figure}};
+    for (const auto& [key, ok] : columns) {
+        const nlohmann::json v = n.contains(key) ? n[key] : nlohmann::json(nlohmann::json::value_t::discarded);
+        if (!v.is_array()) return std::string("/tilepipe/nodes: '") + key + "' is " + kind_of(v) + ", not a list";
+        if (v.size() != n["name"].size())
+            return std::string("/tilepipe/nodes: '") + key + "' has " + std::to_string(v.size()) + " entries for " +
+                   std::to_string(n["name"].size()) + " nodes";
+        for (size_t i = 0; i < v.size(); ++i)
+            if (!ok(v[i]))
+                return std::string("/tilepipe/nodes: '") + key + "' entry " + std::to_string(i) + " is " + kind_of(v[i]);
+    }
+    return "";
+}
 
 std::string watch_frame(const WatchSample& now, WatchMemory& memory) {
     const nlohmann::json& s = now.stats;

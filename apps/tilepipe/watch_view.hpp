@@ -22,7 +22,12 @@ struct WatchMemory {
     std::map<std::string, double> busy_s;  // busy share x seconds
 };
 
-// The frame's lines: the run's state and totals, the delivered rate now and on average, the
+// Why `now` is not what a tilepipe run publishes (framework/metrics/telemetry.hpp), naming the
+// endpoint and field; empty when it is. Another program's telemetry socket (dpdk-testpmd's
+// answers null) or a garbled reply is refused with it rather than drawn.
+std::string watch_reply_problem(const WatchSample& now);
+
+// The frame's lines (of replies watch_reply_problem() accepted): the run's state and totals, the delivered rate now and on average, the
 // latency so far, then one row per node sorted by its busy share over the interval (over the
 // run on the first frame and once the run's clock stopped), with its rates in and out and
 // drops. Updates `memory` for the next frame.

@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -29,7 +31,9 @@ public:
         std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
         if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
         greeting_ = receive(1024);
-        if (greeting_.is_object() && greeting_.contains("max_output_len"))
+        // DPDK's is 16 KiB; anything else that is not a sane size is not DPDK's greeting.
+        if (greeting_.is_object() && greeting_.contains("max_output_len") && greeting_["max_output_len"].is_number_unsigned() &&
+            greeting_["max_output_len"].get<uint64_t>() - 1 < kMaxReply)
             max_len_ = greeting_["max_output_len"].get<size_t>();
     }
     ~TelemetryClient() {
@@ -39,30 +43,54 @@ public:
     TelemetryClient& operator=(const TelemetryClient&) = delete;
 
     bool connected() const { return max_len_ != 0; }
+    // The last exchange that failed: the peer closed the socket (a run that ended), or why not.
+    bool closed() const { return closed_; }
+    const std::string& failure() const { return failure_; }
     const nlohmann::json& greeting() const { return greeting_; }
 
     // The reply's value for `command` (its path without parameters is the reply's key); a
     // discarded value when the exchange failed.
     nlohmann::json query(const std::string& command) {
-        if (::send(fd_, command.data(), command.size(), 0) != static_cast<ssize_t>(command.size()))
+        if (::send(fd_, command.data(), command.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(command.size())) {
+            closed_ = true;
+            failure_ = "the socket closed";
             return nlohmann::json::value_t::discarded;
+        }
         const nlohmann::json reply = receive(max_len_);
+        if (reply.is_discarded()) return reply;
         const std::string key = command.substr(0, command.find(','));
-        if (!reply.is_object() || !reply.contains(key)) return nlohmann::json::value_t::discarded;
+        if (!reply.is_object() || !reply.contains(key)) {
+            failure_ = "its reply to " + key + " holds no '" + key + "'";
+            return nlohmann::json::value_t::discarded;
+        }
         return reply[key];
     }
 
 private:
+    static constexpr uint64_t kMaxReply = 1 << 24;
+
     nlohmann::json receive(size_t max) {
         std::vector<char> buf(max);
         const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-        if (n <= 0) return nlohmann::json::value_t::discarded;
-        return nlohmann::json::parse(std::string(buf.data(), static_cast<size_t>(n)), nullptr, false);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+            closed_ = true;
+            failure_ = "the socket closed";
+            return nlohmann::json::value_t::discarded;
+        }
+        if (n < 0) {
+            failure_ = "no reply within 5 s";
+            return nlohmann::json::value_t::discarded;
+        }
+        nlohmann::json j = nlohmann::json::parse(std::string(buf.data(), static_cast<size_t>(n)), nullptr, false);
+        if (j.is_discarded()) failure_ = "a reply that is not JSON";
+        return j;
     }
 
     int fd_ = -1;
     size_t max_len_ = 0;
     nlohmann::json greeting_;
+    bool closed_ = false;
+    std::string failure_;
 };
 
 }  // namespace tp

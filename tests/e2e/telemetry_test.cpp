@@ -5,10 +5,14 @@
 // with one warning; --stats-interval writes per-interval lines that add up to the report.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -206,6 +210,70 @@ TEST(Watch, NotOnATerminalItPrintsPlainFramesOfTheRunsNodesSortedByBusyShare) {
     const CommandResult none = tilepipe("watch " + p.name);
     EXPECT_EQ(none.status, 1);
     EXPECT_NE(none.err.find("tilepipe: watch: no running tilepipe answers on " + p.socket), std::string::npos) << none.err;
+}
+
+// Another program's telemetry socket, or a damaged one: the DPDK greeting, then each command
+// answered {"COMMAND": answer(COMMAND)}, as dpdk-testpmd answers /tilepipe/... with null.
+class FakeTelemetry {
+public:
+    explicit FakeTelemetry(std::function<std::string(const std::string&)> answer)
+        : path_(tmp_path("fake_telemetry.sock")), answer_(std::move(answer)) {
+        fs::remove(path_);
+        fd_ = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+        if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 4) != 0)
+            throw std::runtime_error("cannot listen on " + path_);
+        server_ = std::thread([this] {
+            for (int c; (c = accept(fd_, nullptr, nullptr)) >= 0;) {
+                const std::string hello = R"({"version": "DPDK 22.11.0", "pid": 1, "max_output_len": 16384})";
+                send(c, hello.data(), hello.size(), MSG_NOSIGNAL);
+                char buf[256];
+                for (ssize_t n; (n = recv(c, buf, sizeof buf, 0)) > 0;) {
+                    const std::string cmd(buf, static_cast<size_t>(n));
+                    const std::string reply = "{\"" + cmd + "\": " + answer_(cmd) + "}";
+                    send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+                }
+                close(c);
+            }
+        });
+    }
+    ~FakeTelemetry() {
+        shutdown(fd_, SHUT_RDWR);  // ends accept()
+        server_.join();
+        close(fd_);
+        fs::remove(path_);
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    std::function<std::string(const std::string&)> answer_;
+    int fd_ = -1;
+    std::thread server_;
+};
+
+TEST(Watch, ASocketThatDoesNotAnswerAsATilepipeRunIsRefusedNamingTheEndpointAndField) {
+    const struct {
+        std::function<std::string(const std::string&)> answer;
+        std::string says;
+    } cases[] = {
+        {[](const std::string&) { return std::string("null"); }, "/tilepipe/stats is null, not an object"},
+        {[](const std::string&) { return std::string(R"({"state": 5})"); }, "/tilepipe/stats: 'state' is number, not a string"},
+        {[](const std::string& cmd) {
+             return std::string(cmd == "/tilepipe/nodes" ? R"({"name": ["a", "b"], "stage": ["x"], "in": [1, 2], "out": [1, 2],
+                                                              "drops": [0, 0], "busy_fraction": ["0.5", "0.1"]})"
+                                                         : R"({"state": "running", "app": "x", "seconds": "1"})");
+         },
+         "/tilepipe/nodes: 'stage' has 1 entries for 2 nodes"},
+    };
+    for (const auto& c : cases) {
+        const FakeTelemetry fake(c.answer);
+        const CommandResult r = tilepipe("watch " + fake.path() + " --frames 1");
+        EXPECT_EQ(r.status, 1) << r.err;
+        EXPECT_EQ(r.err, "tilepipe: watch: " + fake.path() + " does not answer as a tilepipe run: " + c.says + "\n");
+    }
 }
 
 std::vector<nlohmann::json> json_lines(const std::string& text) {
