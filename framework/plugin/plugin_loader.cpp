@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 #include <utility>
 
+#include "framework/plugin/elf_extent.hpp"
 #include "framework/plugin/plugin_trust.hpp"
 #include "framework/stage/registry.hpp"
 #include "tilepipe/version.hpp"
@@ -98,6 +99,7 @@ void load_plugin(const std::string& path, const Location& where) {
     const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
     if (loaded_files().count(id) != 0) return;
     if (auto it = refused_files().find(id); it != refused_files().end()) fail(it->second);
+    if (const std::string why = elf_cut_short(fd.get(), st.st_size); !why.empty()) fail(why);
 
     std::vector<StageInfoBuilder> builders;
     void* handle = nullptr;

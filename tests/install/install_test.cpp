@@ -289,6 +289,23 @@ TEST_F(InstallTest, RefusesAFileThatIsNotASharedLibrary) {
                    "cannot be loaded as a shared library");
 }
 
+// A library cut short (an interrupted copy): dlopen would map its missing pages and the first
+// touch of one would end the program with SIGBUS. Cut inside its segments, and inside its
+// section headers at the very end.
+TEST_F(InstallTest, RefusesALibraryCutShortWithoutCrashing) {
+    const std::string lib = env("TILEPIPE_PLUGIN_NO_ENTRY");
+    std::ifstream in(lib, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(whole.size(), 8000u);
+    fs::create_directories(g->root + "/cut");
+    for (const size_t keep : {size_t{5000}, whole.size() - 10}) {
+        const std::string cut = g->root + "/cut/libcut" + std::to_string(keep) + ".so";
+        std::ofstream(cut, std::ios::binary) << whole.substr(0, keep);
+        fs::permissions(cut, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+        expect_refused(tilepipe("stages --plugin " + sh_quote(cut)), cut, "is cut short: its ");
+    }
+}
+
 TEST_F(InstallTest, RefusesALibraryWithoutTheRegistrationEntryPoint) {
     const std::string lib = env("TILEPIPE_PLUGIN_NO_ENTRY");
     expect_refused(tilepipe("stages --plugin " + sh_quote(lib)), lib, "no registration entry point 'tilepipe_plugin'");
