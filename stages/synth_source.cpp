@@ -142,9 +142,13 @@ uint64_t SynthSource::due_now(uint64_t max) {
     if (pace_start_tsc_ == 0) pace_start_tsc_ = now;
     const double elapsed = double(now - pace_start_tsc_);
     if (packets_per_cycle_ > 0) {
-        // Packet k (from 0) is due at k / pps: floor(elapsed x pps) + 1 are due by now.
-        const uint64_t due = static_cast<uint64_t>(elapsed * packets_per_cycle_) + 1;
-        return due > emitted_ ? std::min(max, due - emitted_) : 0;
+        // Packet k (from 0) is due at k / pps: floor(elapsed x pps) + 1 are due by now. Compared
+        // as a double first: at a pace beyond any the host reaches (1e24 pps) the product
+        // outgrows uint64_t, whose conversion would then be undefined (it stalled the stream).
+        const double due = elapsed * packets_per_cycle_ + 1;
+        if (due >= double(emitted_ + max)) return max;
+        const auto whole = static_cast<uint64_t>(due);
+        return whole > emitted_ ? whole - emitted_ : 0;
     }
     // mbps: a packet is due once the bytes before it fit in the time elapsed.
     const double budget = elapsed * bytes_per_cycle_;

@@ -11,7 +11,9 @@
 #include <atomic>
 #include <filesystem>
 #include <sstream>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "descriptors/mbuf_pool.hpp"
@@ -217,7 +219,9 @@ std::string refusal(const Given& given) {
 }
 
 // What a paced synth emits on its first produce() and on one right after it.
-std::pair<uint16_t, SourceStatus> first_two_produces(const Given& given, uint16_t* first) {
+// `pause`: how long between the two.
+std::pair<uint16_t, SourceStatus> first_two_produces(const Given& given, uint16_t* first,
+                                                      std::chrono::microseconds pause = std::chrono::microseconds(0)) {
     MbufPool pool = synth_pool();
     SynthSource src(synth_params(given));
     StageEnv env;
@@ -226,6 +230,7 @@ std::pair<uint16_t, SourceStatus> first_two_produces(const Given& given, uint16_
     src.open(env);
     Burst a, b;
     src.produce(a);
+    std::this_thread::sleep_for(pause);
     const SourceStatus st = src.produce(b);
     *first = a.n;
     for (const PacketDesc& d : a) rte_pktmbuf_free(d.mbuf);
@@ -246,6 +251,18 @@ TEST(Synth, APacedStreamEmitsOnlyWhatIsDueAndIdlesUntilTheNext) {
     uint16_t first = 0;
     EXPECT_EQ(first_two_produces({}, &first).first, kBurstMax);  // unpaced: full bursts
     EXPECT_EQ(first, kBurstMax);
+}
+
+TEST(Synth, APaceBeyondAnyTheHostReachesIsTopSpeed) {
+    // 1e24 packets a second: after 1 ms the packets due outnumber what 64 bits count, and a
+    // conversion of that to an integer once stalled the stream after its first packet.
+    for (const char* pps : {"1e24", "1e308"}) {
+        uint16_t first = 0;
+        const auto [n, st] = first_two_produces({{"pps", pps}}, &first, std::chrono::milliseconds(1));
+        EXPECT_EQ(first, 1u) << pps;  // the first is due at time 0, alone
+        EXPECT_EQ(n, kBurstMax) << pps;
+        EXPECT_EQ(st, SourceStatus::Produced) << pps;
+    }
 }
 
 TEST(SynthParameters, AtMostOnePaceIsSetAndAZeroPaceIsTopSpeed) {
