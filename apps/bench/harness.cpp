@@ -99,6 +99,11 @@ void Args::read_config(const std::string& file, const std::string& bench, const 
     } catch (const YAML::Exception& e) {
         fail(e.mark, e.msg);
     }
+    try {
+        refuse_repeated_keys(root, file);
+    } catch (const LocatedError& e) {
+        throw std::invalid_argument(e.what());
+    }
     if (!root.IsMap()) fail(root.Mark(), "a bench config is a mapping with a 'bench:' key");
     bool named = false;
     for (auto it = root.begin(); it != root.end(); ++it) {

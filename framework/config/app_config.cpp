@@ -512,6 +512,7 @@ AppConfig parse_app_config(const std::string& text, const std::string& file) {
     } catch (const YAML::Exception& e) {
         throw LocatedError(at(file, e.mark), e.msg);
     }
+    refuse_repeated_keys(root, file, "next");
     Reader r(file);
     AppConfig app;
     app.file = file;

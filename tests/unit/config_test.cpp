@@ -65,6 +65,18 @@ TEST(AppConfig, ParametersAreTypedAndDefaultsFilled) {
     EXPECT_TRUE(p.given("count"));
 }
 
+// yaml-cpp would keep the last of the two without a word.
+TEST(AppConfig, AKeyGivenTwiceInOneMappingIsRefusedAtTheSecondNamingTheFirst) {
+    EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n    count: 5\n    count: 7\n  - drop\n"),
+              "app.yaml:4:5: 'count' is given twice in this mapping (first at line 3): give each key once");
+    EXPECT_EQ(error_of("app: a\npipeline:\n  - synth\n  - drop\napp: b\n"),
+              "app.yaml:5:1: 'app' is given twice in this mapping (first at line 1): give each key once");
+    EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm: { workers: 2, workers: 3, worker: [pass] }\n  - drop\n"),
+              "app.yaml:3:25: 'workers' is given twice in this mapping (first at line 3): give each key once");
+    // The same key in different mappings is two settings.
+    EXPECT_EQ(error_of("pipeline:\n  - { stage: synth, name: a }\n  - { stage: pass, name: b }\n  - drop\n"), "no error");
+}
+
 TEST(AppConfig, UnknownStageNamesItsPosition) {
     EXPECT_EQ(error_of("pipeline:\n  - stage: synth\n  - stage: nope\n  - drop\n").substr(0, 44),
               "app.yaml:3:12: unknown stage 'nope' (known: ");
