@@ -401,7 +401,7 @@ void add_topo(CLI::App& app, Action& action) {
                 std::fputs(render(app, plan, memory, output_width()).c_str(), to_stderr ? stderr : stdout);
                 try {
                     write_json_text(*json_out, as_json(app, plan, memory).dump(2) + "\n");
-                    write_json_text(*dot_out, as_dot(app, plan));
+                    write_json_text(*dot_out, as_dot(app, plan), "--dot");
                 } catch (const std::runtime_error& e) {
                     std::fprintf(stderr, "tilepipe: %s\n", e.what());
                     return kExitUsage;

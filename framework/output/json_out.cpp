@@ -22,21 +22,21 @@ void divert_stdout_to_stderr() {
     json_fd = saved;
 }
 
-void write_json_text(const std::string& path, const std::string& text) {
+void write_json_text(const std::string& path, const std::string& text, const std::string& option) {
     if (path.empty()) return;
     if (json_to_stdout(path)) {
         std::fflush(stdout);
         for (size_t at = 0; at < text.size();) {
             const ssize_t n = ::write(json_fd, text.data() + at, text.size() - at);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw std::runtime_error(std::string("--json -: cannot write to standard output: ") + std::strerror(errno));
+            if (n <= 0) throw std::runtime_error(option + " -: cannot write to standard output: " + std::strerror(errno));
             at += static_cast<size_t>(n);
         }
         return;
     }
     std::ofstream out(path);
     if (!(out << text) || !(out.flush()))
-        throw std::runtime_error("--json " + path + ": cannot write: " + std::strerror(errno));
+        throw std::runtime_error(option + " " + path + ": cannot write: " + std::strerror(errno));
 }
 
 }  // namespace tp

@@ -16,7 +16,7 @@ inline bool json_to_stdout(const std::string& path) { return path == "-"; }
 void divert_stdout_to_stderr();
 
 // Writes `text` to `path` (standard output for "-"); throws std::runtime_error naming the
-// path and the reason on failure. No-op for an empty path.
-void write_json_text(const std::string& path, const std::string& text);
+// option that gave the path, the path and the reason on failure. No-op for an empty path.
+void write_json_text(const std::string& path, const std::string& text, const std::string& option = "--json");
 
 }  // namespace tp

@@ -81,6 +81,10 @@ TEST(BranchTopo, TopoListsTheEdgesAndWritesTheGraphForGraphviz) {
     EXPECT_TRUE(found) << j["edges"];
     // Graphviz reads it, where installed.
     if (run_command("command -v dot").status == 0) EXPECT_EQ(run_command("dot -Tsvg '" + dot + "' >/dev/null").status, 0);
+    // A file it cannot write is refused naming the option that gave it.
+    const CommandResult bad = tilepipe("topo conf/router.yaml --dot /nonexistent/x.dot");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("tilepipe: --dot /nonexistent/x.dot: cannot write: "), std::string::npos) << bad.err;
 }
 
 }  // namespace
