@@ -30,6 +30,11 @@ void Dedup::check_params(const ParamValues& p) {
     const uint64_t bytes = p.get_uint("copy_bytes");
     if (bytes != 0 && bytes < 64)
         p.fail("copy_bytes", "'copy_bytes' must be 0 (2048 bytes per window slot) or at least 64 bytes");
+    const uint64_t window = p.get_uint("window");
+    if (bytes == 0 && window * kDefaultBytesPerSlot > kMemoryMax)
+        p.fail("window", "a window of " + std::to_string(window) + " frames at 2048 bytes each needs " +
+                             std::to_string(window * kDefaultBytesPerSlot >> 30) + " GiB for their copies, more than " +
+                             std::to_string(kMemoryMax >> 30) + " GiB: bound them with copy_bytes");
 }
 
 Dedup::Dedup(const ParamValues& p) : Stage(kKind) {

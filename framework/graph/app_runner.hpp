@@ -129,6 +129,7 @@ private:
     // The constructor's second half: opens the stages, makes the channels and tasks.
     void start_stages();
     // Opens one stage; an error becomes a LocatedError naming the stage and its node.
+    std::unique_ptr<Stage> create_stage(const NodeConfig& nc, const ParamValues& params);
     void open_stage(Instance& in, StageEnv& env);
     // Closes the first `opened_` stages, newest first, logging what their close() throws.
     void close_opened() noexcept;

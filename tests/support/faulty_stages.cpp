@@ -4,7 +4,9 @@
 //
 //   throw_after  processor: throws `message` on the burst that would pass packet `packets`
 //                (before touching it), or from open() or close() when `in_open` or `in_close`
-//                is set; with `not_std` it throws an int instead (no std::exception to name it)
+//                is set; with `not_std` it throws an int instead (no std::exception to name it);
+//                `in_create` throws std::bad_alloc from its constructor (a table the host
+//                cannot hold)
 //   close_mark   processor: passes everything; close() appends the node's name and a newline
 //                to `file`, so a test sees which stages were closed and in what order
 //   vanish       processor: frees every `every`-th packet without counting a drop
@@ -17,6 +19,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -33,7 +36,9 @@ public:
     static constexpr StageKind kKind = StageKind::Processor;
     explicit ThrowAfter(const ParamValues& p)
         : Stage(kKind), after_(p.get_uint("packets")), message_(p.get_string("message")),
-          in_open_(p.get_bool("in_open")), in_close_(p.get_bool("in_close")), not_std_(p.get_bool("not_std")) {}
+          in_open_(p.get_bool("in_open")), in_close_(p.get_bool("in_close")), not_std_(p.get_bool("not_std")) {
+        if (p.get_bool("in_create")) throw std::bad_alloc();
+    }
     void open(StageEnv&) override {
         if (in_open_) fail();
     }
@@ -142,6 +147,7 @@ TILEPIPE_STAGE(ThrowAfter, "throw_after", "test: throws after some packets, or w
                param<std::string>("message", "deliberate failure", "the exception's text"),
                param<bool>("in_open", false, "throw from open() instead"),
                param<bool>("in_close", false, "throw from close() instead"),
+               param<bool>("in_create", false, "throw std::bad_alloc from the constructor instead"),
                param<bool>("not_std", false, "throw an int rather than a std::exception"));
 TILEPIPE_STAGE(CloseMark, "close_mark", "test: passes everything; close() appends the node's name to a file",
                param<std::string>("file", "", "the file close() appends to"));

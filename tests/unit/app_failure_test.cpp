@@ -156,6 +156,19 @@ TEST(AppRunnerFailure, AStageFailingToOpenIsNamedAndTheStagesOpenedBeforeItAreCl
     EXPECT_EQ(marks.read(), "second\nfirst\n") << "'after' never opened, so it is not closed";
 }
 
+TEST(AppRunnerFailure, AStageTheHostCannotHoldIsRefusedNamingItsNodeAndWhere) {
+    // An allocation in a stage's constructor that fails says only std::bad_alloc.
+    try {
+        AppConfig app = parse_app_config("pipeline:\n  - synth\n  - { stage: throw_after, name: big, in_create: true }\n  - drop\n",
+                                         "test.yaml");
+        AppRunner runner(app);
+        ADD_FAILURE() << "the stage was built";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()), "test.yaml:3:14: 'big' (throw_after) cannot be built: it needs more memory than the host "
+                                         "gives (std::bad_alloc): see its parameters' sizes");
+    }
+}
+
 TEST(AppRunnerFailure, AStageOfAWorkerChainFailingToOpenIsNamedWithItsNode) {
     const std::string error = start_error(
         "runtime: { fuse: never }\npipeline:\n  - { stage: synth, count: 100 }\n"

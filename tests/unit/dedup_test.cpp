@@ -153,6 +153,15 @@ TEST(DedupParams, BadValuesAreRefusedAtTheirParameter) {
         EXPECT_EQ(e.where().line, 2);
     }
     EXPECT_THROW(Dedup(params_of("dedup", {{"copy_bytes", "10"}})), LocatedError);
+    // The copies a window implies must fit the memory bound, as copy_bytes must (what
+    // validate checks, not an allocation failing at run time).
+    try {
+        Dedup d(params_of("dedup", {{"window", "16M"}}));
+        FAIL() << "a 32 GiB window accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()), "app.yaml:2:5: a window of 16000000 frames at 2048 bytes each needs 30 GiB for their "
+                                         "copies, more than 16 GiB: bound them with copy_bytes");
+    }
 }
 
 // The specification, written the slow way: the window is the last `window` frames passed.
