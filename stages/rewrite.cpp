@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
+#include <string>
 
 #include "descriptors/wire_format.hpp"
 #include "framework/rules/rule_file.hpp"
@@ -181,10 +183,16 @@ RewriteRule rule_from_line(const RuleFile& file, const RuleLine& line) {
         family = f;
     };
     const auto& w = line.words;
+    // A match or a field given twice: the first would silently lose to the second.
+    std::set<std::string> matched, written;
+    const auto once = [&](std::set<std::string>& seen, const std::string& what, const std::string& key) {
+        if (!seen.insert(key).second) file.fail(line, what + " '" + key + "' given twice");
+    };
     size_t i = 0;
     for (; i < w.size() && w[i] != "set"; i += 2) {
         if (i + 1 == w.size()) file.fail(line, "'" + w[i] + "' needs a value");
         const std::string &key = w[i], &val = w[i + 1];
+        once(matched, "match", key);
         std::string why;
         if (key == "src" || key == "dst") {
             IpPrefix p;
@@ -212,6 +220,7 @@ RewriteRule rule_from_line(const RuleFile& file, const RuleLine& line) {
     int set_family = 0;
     for (++i; i < w.size(); i += 2) {
         if (i + 1 == w.size()) file.fail(line, "field '" + w[i] + "' needs a value");
+        once(written, "field", w[i]);
         std::string why;
         if (!set_field(r, set_family, w[i], w[i + 1], why)) file.fail(line, w[i] + ": " + why);
     }

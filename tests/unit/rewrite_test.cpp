@@ -453,6 +453,8 @@ TEST(RewriteParameters, RuleFileMistakesAreLocatedAtTheirLine) {
         {"set ttl 3\n", "unknown field 'ttl'"},
         {"set src_port 70000\n", "'src_port' must be a port 0-65535"},
         {"set src_mac\n", "field 'src_mac' needs a value"},
+        {"set src_ip 1.2.3.4 src_ip 5.6.7.8\n", "field 'src_ip' given twice"},
+        {"dport 80 dport 81 set src_port 1\n", "match 'dport' given twice"},
     };
     for (const auto& [text, message] : cases) {
         const std::string path = rules_file("# a comment line first\n" + text);
