@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -135,6 +136,14 @@ int run(RunArgs args) {
     }
     // `--json -`: the JSON goes to standard output, the table to standard error.
     const bool json_to_stdout = args.json_out == "-";
+    if (!args.live.stats_out.empty() && !args.json_out.empty() && !json_to_stdout) {
+        std::error_code ec;  // one would overwrite the other
+        if (std::filesystem::weakly_canonical(args.live.stats_out, ec) == std::filesystem::weakly_canonical(args.json_out, ec)) {
+            std::fprintf(stderr, "tilepipe: --stats-out %s and --json %s name one file: give each its own\n",
+                         args.live.stats_out.c_str(), args.json_out.c_str());
+            return kExitUsage;
+        }
+    }
     std::ofstream json_file;
     if (!args.json_out.empty() && !json_to_stdout) {
         json_file.open(args.json_out);
@@ -201,6 +210,7 @@ int run(RunArgs args) {
         LiveRun live(runner, args.live, stats_file.get(), metrics.get());
         report = runner.run(opts);
         live.finish(report);
+        stats_error = live.stats_error();
         progress->end();
         if (ranks) ranks->end_run();
         // The runner (and its stages, channels and pools) is gone before the report prints.
@@ -243,7 +253,11 @@ int run(RunArgs args) {
         std::fprintf(stderr, "tilepipe: interrupted by %s%s\n",
                      report.header.signal == SIGINT ? "Ctrl-C (SIGINT)" : "SIGTERM",
                      report.header.cut_short ? ", then cut short by a second signal" : "");
-    if (!json_written && report.header.exit_status == kExitOk) return kExitRuntime;
+    if (!stats_error.empty())
+        std::fprintf(stderr, "tilepipe: %s: %s\n",
+                     args.live.stats_out.empty() ? "--stats-interval (standard error)" : ("--stats-out " + args.live.stats_out).c_str(),
+                     stats_error.c_str());
+    if ((!json_written || !stats_error.empty()) && report.header.exit_status == kExitOk) return kExitRuntime;
     return report.header.exit_status;
 }
 

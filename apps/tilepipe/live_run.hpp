@@ -52,6 +52,8 @@ public:
     // answers from until it stops; the telemetry endpoints keep answering for the finished
     // run until this object is destroyed.
     void finish(const RunReport& report);
+    // After finish(): why the --stats-interval lines could not all be written; empty if they were.
+    std::string stats_error() const { return stats_ ? stats_->write_error() : std::string(); }
 
 private:
     LiveTelemetry telemetry_;

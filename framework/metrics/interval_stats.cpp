@@ -1,6 +1,8 @@
 #include "framework/metrics/interval_stats.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "framework/metrics/live_json.hpp"
@@ -37,11 +39,12 @@ void IntervalStats::loop() {
 }
 
 void IntervalStats::write_line(const LiveView& now) {
+    if (!error_.empty()) return;
     const RunReport delta = report_delta(now.report, last_);
     ++lines_;
     const std::string line = interval_json(delta, lines_, now.report.seconds, now.queued).dump() + "\n";
-    std::fwrite(line.data(), 1, line.size(), out_);
-    std::fflush(out_);
+    if (std::fwrite(line.data(), 1, line.size(), out_) != line.size() || std::fflush(out_) != 0)
+        error_ = std::string("cannot write line ") + std::to_string(lines_) + ": " + std::strerror(errno);
     last_ = now.report;
 }
 

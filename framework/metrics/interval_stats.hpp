@@ -33,6 +33,9 @@ public:
     // After the run: writes the last partial interval and stops the writer. Call it while the
     // source can still be read.
     void finish();
+    // After finish(): why the lines could not all be written (a full disk, a closed pipe), the
+    // first failure; empty when they were. The lines stop at the first.
+    const std::string& write_error() const { return error_; }
 
 private:
     void loop();
@@ -43,6 +46,7 @@ private:
     std::FILE* const out_;
     RunReport last_;  // the view the previous line ended at (zeros before the first)
     int lines_ = 0;
+    std::string error_;  // the writer's, read after the join
     std::mutex m_;
     std::condition_variable wake_;
     bool stop_ = false;

@@ -346,5 +346,20 @@ TEST(StatsInterval, AnIntervalThatIsNotAPositiveNumberIsAUsageError) {
     EXPECT_NE(r.err.find("--stats-out /nonexistent/dir/s.jsonl: cannot write"), std::string::npos) << r.err;
 }
 
+TEST(StatsInterval, LinesThatCannotBeWrittenFailTheRunAfterItsReport) {
+    // A full disk: the run goes on to its report, then says which lines were lost and exits 1.
+    const CommandResult full = tilepipe("run conf/default.yaml --set synth.count=200k --quiet --stats-interval 10 --stats-out /dev/full");
+    EXPECT_EQ(full.status, 1) << full.err;
+    EXPECT_NE(full.out.find("delivered 200000"), std::string::npos) << full.out;
+    EXPECT_NE(full.err.find("tilepipe: --stats-out /dev/full: cannot write line 1: No space left on device"), std::string::npos)
+        << full.err;
+    // The lines and the report in one file would overwrite each other: refused before the run.
+    const std::string f = tmp_path("both.json");
+    const CommandResult both = tilepipe("run conf/default.yaml --stats-interval 1 --stats-out " + f + " --json " + f);
+    EXPECT_EQ(both.status, 2);
+    EXPECT_NE(both.err.find("name one file: give each its own"), std::string::npos) << both.err;
+    EXPECT_FALSE(fs::exists(f)) << "nothing written";
+}
+
 }  // namespace
 }  // namespace tp::test
