@@ -18,6 +18,7 @@
 #include "framework/output/alert_log.hpp"
 #include "framework/output/shared_output_file.hpp"
 #include "framework/rules/rule_file.hpp"
+#include "framework/rules/text_lines.hpp"
 #include "framework/stage/registry.hpp"
 
 namespace tp {
@@ -153,12 +154,9 @@ std::string parse_pattern(const std::string& written) {
 }
 
 std::vector<MatchPattern> load_patterns(const std::string& path, const Location& named_at) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw LocatedError(named_at, "cannot read patterns file '" + path + "': " + std::strerror(errno));
     std::vector<MatchPattern> patterns;
-    std::string line;
     int number = 0;
-    while (std::getline(in, line)) {
+    for (const std::string& line : read_text_lines(path, named_at, "patterns")) {
         ++number;
         const std::string text = trim_blanks(line);
         if (text.empty() || text.front() == '#') continue;

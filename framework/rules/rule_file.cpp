@@ -9,17 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "framework/rules/text_lines.hpp"
+
 namespace tp {
 
 RuleFile::RuleFile(const std::string& path, const Location& named_at) : path_(path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw LocatedError(named_at, "cannot read '" + path + "': it is a directory");
-    std::ifstream in(path);
-    if (!in) throw LocatedError(named_at, "cannot read '" + path + "': " + std::strerror(errno));
-    std::string text;
     int number = 0;
-    while (std::getline(in, text)) {
+    for (std::string& text : read_text_lines(path, named_at, "rules")) {
         ++number;
         const auto hash = text.find('#');
         if (hash != std::string::npos) text.erase(hash);
@@ -29,7 +25,6 @@ RuleFile::RuleFile(const std::string& path, const Location& named_at) : path_(pa
         for (std::string w; words >> w;) line.words.push_back(std::move(w));
         if (!line.words.empty()) lines_.push_back(std::move(line));
     }
-    if (in.bad()) throw LocatedError(named_at, "cannot read '" + path + "': " + std::strerror(errno));
 }
 
 void RuleFile::fail(const RuleLine& line, const std::string& message) const {

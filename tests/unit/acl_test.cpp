@@ -289,6 +289,26 @@ TEST_F(AclTest, AMissingRulesFileIsReportedWhereTheUserNamedIt) {
     }
 }
 
+// A device or a binary file named as the rules by mistake is refused at its first line, not
+// read into memory without end (/dev/zero has no newline to stop a line at).
+TEST_F(AclTest, ADeviceOrBinaryFileNamedAsTheRulesIsRefusedAtOnce) {
+    const std::string long_line = write(std::string((size_t{1} << 20) + 1, 'x'));
+    const std::pair<std::string, std::string> cases[] = {
+        {"/dev/zero", "/dev/zero:1: holds binary data (a NUL byte): a rules file is text"},
+        {long_line, long_line + ":1: a line longer than 1 MiB: a rules file holds one entry a line"},
+    };
+    for (const auto& [path, says] : cases) {
+        Acl a(params_for("acl", {{"rules", path}}));
+        StageEnv env;
+        try {
+            a.open(env);
+            FAIL() << path << " opened";
+        } catch (const LocatedError& e) {
+            EXPECT_EQ(std::string(e.what()), says);
+        }
+    }
+}
+
 TEST_F(AclTest, ABadRulesFileIsRefusedAtOpenNotAtConstruction) {
     // Construction takes parameters only; the file is read by open(), before any traffic.
     const std::string path = write("nonsense");
