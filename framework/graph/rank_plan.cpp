@@ -102,7 +102,9 @@ void check_world(const AppConfig& app, const RankLayout& layout, int world, bool
     if (!under_mpirun && layout.ranks > 1)
         throw LocatedError(layout.highest_where, "rank " + highest + " needs mpirun: run `mpirun -np " +
                                                      std::to_string(layout.ranks) + " tilepipe run ...` (without mpirun an app is one process, rank 0)");
-    if (!under_mpirun || world == 1) return;
+    // mpirun -np 1 runs an app naming no rank as without mpirun; one naming ranks is refused
+    // below as for any world too small, not run whole in the one process.
+    if (!under_mpirun || (world == 1 && layout.ranks <= 1)) return;
     if (!layout.named)
         throw LocatedError(Location{app.file, 1, 1},
                            "mpirun started " + std::to_string(world) +

@@ -142,6 +142,8 @@ TEST(RankPlan, TheWorldMustMatchTheRanksTheAppNames) {
     EXPECT_NO_THROW(check_world(app, l, 3, true));
     EXPECT_EQ(thrown_error([&] { check_world(app, l, 2, true); }),
               "a.yaml:7:14: rank 2 does not exist: mpirun started 2 process(es), ranks 0 to 1 (start it with -np 3)");
+    EXPECT_EQ(thrown_error([&] { check_world(app, l, 1, true); }),
+              "a.yaml:7:14: rank 2 does not exist: mpirun started 1 process(es), ranks 0 to 0 (start it with -np 3)");
     EXPECT_EQ(thrown_error([&] { check_world(app, l, 1, false); }),
               "a.yaml:7:14: rank 2 needs mpirun: run `mpirun -np 3 tilepipe run ...` (without mpirun an app is one process, rank 0)");
     EXPECT_EQ(thrown_error([&] { check_world(app, l, 4, true); }),
