@@ -16,6 +16,7 @@
 #include "descriptors/wire_format.hpp"
 #include "framework/matching/aho_corasick.hpp"
 #include "framework/output/alert_log.hpp"
+#include "framework/output/output_path.hpp"
 #include "framework/output/shared_output_file.hpp"
 #include "framework/rules/rule_file.hpp"
 #include "framework/rules/text_lines.hpp"
@@ -190,6 +191,7 @@ std::unique_ptr<AhoCorasick> PayloadMatch::build_automaton(const ParamValues& p,
 
 void PayloadMatch::check_params(const ParamValues& p) {
     build_automaton(p, load_patterns(p.get_string("patterns"), p.where("patterns")));
+    check_output_path(p, "alerts");
 }
 
 PayloadMatch::PayloadMatch(const ParamValues& p)

@@ -43,6 +43,7 @@ static_assert(sizeof(FileHeader) == 24 && sizeof(RecordHeader) == 16);
 }  // namespace
 
 void PcapSink::check_params(const ParamValues& params) {
+    if (params.get_string("file").empty()) params.fail("file", "'file' is empty: name the capture to write");
     // A folder that depends on the port (cap%p/out.pcap) exists only per port: open checks it.
     const std::string folder = std::filesystem::path(params.get_string("file")).parent_path().string();
     if (folder.find("%p") == std::string::npos) check_output_path(params, "file");

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,10 @@ namespace tp {
 void check_output_path(const ParamValues& p, const std::string& name) {
     const std::string& path = p.get_string(name);
     if (path.empty()) return;
+    // What open() would refuse with ENAMETOOLONG, refused here so that validate does too.
+    if (const std::string file = std::filesystem::path(path).filename().string(); file.size() > NAME_MAX)
+        p.fail(name, "cannot write '" + path.substr(0, 40) + "...': its file name is " + std::to_string(file.size()) +
+                         " bytes, more than the " + std::to_string(NAME_MAX) + " a file system allows");
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         p.fail(name, "cannot write '" + path + "': it is a directory");

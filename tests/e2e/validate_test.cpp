@@ -107,6 +107,7 @@ std::vector<Case> cases() {
          "cannot run on DPDK: it jumps backwards"},
         // acl
         {"AclRulesMissing", mid("  - stage: acl\n    rules: {dir}/none.rules\n"), "rules", "none.rules"},
+        {"AclRulesADevice", mid("  - stage: acl\n    rules: /dev/zero\n"), "", "holds binary data (a NUL byte)", "/dev/zero:1"},
         {"AclBadRule", mid("  - stage: acl\n    rules: {dir}/bad.rules\n"), "",
          "unknown protocol 'tcpp'", "{dir}/bad.rules:2", {{"bad.rules", "permit proto tcp\ndeny proto tcpp\n"}}},
         {"AclUnknownDefault", mid("  - stage: acl\n    rules: " + source_root() + "/conf/data/firewall.rules\n    default: maybe\n"), "default",
@@ -127,6 +128,9 @@ std::vector<Case> cases() {
          "none.patterns"},
         {"PayloadBadHex", mid("  - stage: payload_match\n    patterns: {dir}/bad.patterns\n"), "",
          "is not a hex digit", "{dir}/bad.patterns:2", {{"bad.patterns", "GET /\n|zz|\n"}}},
+        {"PayloadAlertsIntoMissingFolder",
+         mid("  - stage: payload_match\n    patterns: " + source_root() + "/conf/data/ids.patterns\n    alerts: {dir}/no/a.jsonl\n"),
+         "alerts", "folder '{dir}/no'"},
         {"PayloadNoPatterns", mid("  - stage: payload_match\n    patterns: {dir}/empty.patterns\n"), "",
          "no patterns", "{dir}/empty.patterns", {{"empty.patterns", "# nothing\n\n"}}},
         // flow_table
@@ -151,6 +155,9 @@ std::vector<Case> cases() {
         {"PcapOutIntoMissingFolder", src + "  - stage: pcap_out\n    file: {dir}/no/out.pcap\n", "file",
          "folder '{dir}/no'"},
         {"PcapOutIsAFolder", src + "  - stage: pcap_out\n    file: {dir}\n", "file", "it is a directory"},
+        {"PcapOutEmptyName", src + "  - stage: pcap_out\n    file: ''\n", "file", "'file' is empty"},
+        {"PcapOutNameTooLong", src + "  - stage: pcap_out\n    file: {dir}/" + std::string(256, 'n') + ".pcap\n", "file",
+         "its file name is 261 bytes, more than the 255"},
         // port (source)
         {"PortDeviceAndFile", "  - stage: port\n    device: net_null0\n    file: x.pcap\n" + sink, "file",
          "'device' and 'file' both name the port"},
