@@ -175,7 +175,10 @@ CaptureFile::~CaptureFile() { release(); }
 
 void CaptureFile::check_header(const std::string& path, const Location& named_at) {
     CaptureReader::check_readable(path, named_at);
-    const CaptureReader reader(path);
+    CaptureReader reader(path);
+    // A pcapng's link types are its interfaces', described in blocks after the header: the
+    // first record's (the usual one interface) is checked too, as a classic file's header is.
+    reader.next();
 }
 
 void CaptureFile::check_records(const std::string& path, const Location& named_at) {

@@ -94,9 +94,9 @@ public:
     // the file without loading it; lets a caller size EAL memory before starting it. Throws
     // what loading would; 0 when a stop was requested while reading.
     static uint64_t memory_needed(const std::string& path, const Location& named_at);
-    // What can be known from the file's header alone: it exists, is readable, is a pcap or
-    // pcapng capture of a supported link type. A config check, cheap for any size of capture;
-    // damaged records are found while loading.
+    // What can be known from the file's start: it exists, is readable, is a pcap or pcapng
+    // capture of a supported link type (a pcapng's first record's interface). A config check,
+    // cheap for any size of capture; damaged records are found while loading.
     static void check_header(const std::string& path, const Location& named_at);
     // Reads every record as `strict: true` does, throwing its LocatedError at the first
     // damaged one (`tilepipe validate --strict`: what the run would refuse, found before it).

@@ -259,6 +259,22 @@ TEST_F(PcapSourceTest, PcapngWithInterfacesOfDifferentLinkTypesAndSnaplensIsRead
         << "a simple packet block has no time: it replays with the one before";
 }
 
+// What validate checks (check_params), cheap for any size of capture: a pcapng's link type is
+// its interface's, in a block after the header; the first record's is checked as a classic
+// file's header is.
+TEST_F(PcapSourceTest, APcapngOfAnUnsupportedLinkTypeIsRefusedByTheConfigCheck) {
+    Pcapng ng;
+    ng.section().interface(0xfff, 65535).packet(0, 1, frame(60, 'a'));
+    const std::string path = write("unknown.pcapng", ng.bytes);
+    try {
+        PcapSource::check_params(pcap_params({{"file", path}}));
+        ADD_FAILURE() << "accepted";
+    } catch (const LocatedError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(path + ": record 1: interface 0: link type UNKNOWN (4095) is not supported", 0), 0u)
+            << e.what();
+    }
+}
+
 TEST_F(PcapSourceTest, ADamagedPcapngBlockEndsTheCaptureNamingTheRecord) {
     Pcapng ng;
     ng.section().interface(1, 65535).packet(0, 1, frame(60, 'a')).packet(3, 2, frame(60, 'b')).packet(0, 3, frame(60, 'c'));
