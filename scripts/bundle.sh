@@ -22,7 +22,7 @@ pmds=$(pkg-config --variable=pmdsdir libdpdk 2>/dev/null || true)
 rm -rf "$dest"
 mkdir -p "$dest/build/apps/bench" "$dest/build/apps/mp" "$dest/build/lib" "$dest/lib" "$dest/drivers"
 cp -a conf scripts "$dest/"
-cp "$build/apps/tilepipe" "$build/apps/tilepipe-plot.py" "$dest/build/apps/"
+cp "$build/apps/tilepipe" "$build/apps/tilepipe-plot.py" "$build/apps/plot_input.py" "$dest/build/apps/"
 [ -x "$build/apps/bench/tilepipe-bench" ] && cp "$build/apps/bench/tilepipe-bench" "$dest/build/apps/bench/"
 # dpdk-testpmd, where installed, for scripts/bench_replay.sh's comparison on the other host.
 tpmd=$(command -v dpdk-testpmd || true)

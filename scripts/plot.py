@@ -20,96 +20,39 @@ What it draws, by the kind of JSON (found from its keys, never from the file nam
               gathers them: `x` and `y` name the row fields, `xlabel`, `ylabel`, `title` the axes)
 
 Fields a report may lack (older or newer tilepipe) are drawn around, not required. A file of another
-kind, or one missing what its kind needs, is refused naming what was wrong: exit status 2.
-Matplotlib missing: exit status 1 saying how to install it.
+kind, one missing what its kind needs, or one whose fields are not of the shape its picture reads
+(plot_input.py checks them all before drawing) is refused in one line naming the file and the field:
+exit status 2, as is an -o that is not a .png file name. Names too long for their place are cut
+with an ellipsis. Matplotlib missing, or the PNG not written: exit status 1.
 """
 
 import argparse
-import json
 import math
 import os
 import re
+import signal
 import sys
+import warnings
+
+try:  # reading and checking the input, beside this file (next to the binary as tilepipe-plot.py, installed, in scripts/)
+    from plot_input import (Refused, branch_edges, busy, check, field, kind_of, latency_at, latency_buckets, load, num,
+                            offered_mpps, output_refusal, tiles_of, xy)
+except ImportError as e:
+    sys.exit(f"tilepipe plot: {e}: plot_input.py belongs beside {os.path.realpath(__file__)}")
 
 DPI = 100
+DRAW_SECONDS = 55  # the most reading and drawing may take (the most plot_input.py lets through: 40 s on a busy 2-CPU VM)
 TOPOLOGY_SIZES = {"tilepro64": (8, 8), "epiphany16": (4, 4), "epiphany64": (8, 8)}
 # Tiles a preset keeps for the OS (framework/topology/topology.cpp), for a run report, which
 # does not list them (`topo --json` does: `reserved`).
 PRESET_RESERVED = {"tilepro64": [(x, 7) for x in range(1, 7)]}
-BENCH_KINDS = ("pingpong", "asym", "stream", "mapvec", "latency", "scaling")
 
 
-class Refused(Exception):
-    """The input is not something plot can draw; the message says why."""
-
-
-def num(value, default=None):
-    """A JSON number as float, or `default` for anything else (absent, null, text)."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
-
-
-# ---------------------------------------------------------------- reading
-
-
-def load(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise Refused(f"cannot read it: {e.strerror}") from e
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        # Interval stats are one JSON object per line.
-        lines = [line for line in text.splitlines() if line.strip()]
-        try:
-            rows = [json.loads(line) for line in lines]
-        except json.JSONDecodeError:
-            raise Refused(f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
-        return rows
-
-
-def kind_of(doc):
-    if isinstance(doc, list):
-        if doc and all(isinstance(r, dict) and "interval" in r for r in doc):
-            return "stats"
-        raise Refused("a JSON list that is not --stats-interval lines (objects with 'interval')")
-    if not isinstance(doc, dict):
-        raise Refused(f"a JSON {type(doc).__name__}, not a tilepipe report (an object)")
-    if "interval" in doc and "stages" in doc:
-        return "stats"
-    if "bench" in doc:
-        if doc["bench"] not in BENCH_KINDS:
-            raise Refused(f"a bench report of kind '{doc['bench']}', which plot cannot draw "
-                          f"(it draws {', '.join(BENCH_KINDS)})")
-        if not isinstance(doc.get("rows"), list) or not doc["rows"]:
-            raise Refused(f"a '{doc['bench']}' bench report without rows")
-        return doc["bench"]
-    if "stages" in doc:
-        if not isinstance(doc["stages"], list) or not doc["stages"]:
-            raise Refused("a run report without stages")
-        return "run"
-    if "nodes" in doc and "width" in doc and "height" in doc:
-        return "topo"
-    raise Refused("neither a run report ('stages'), a bench report ('bench' and 'rows'), a topology "
-                  "('nodes', 'width', 'height') nor --stats-interval lines ('interval')")
-
-
-def field(doc, name, default=None):
-    """A top-level report field, also where a report keeps it in its `header` object."""
-    if name in doc:
-        return doc[name]
-    header = doc.get("header")
-    if isinstance(header, dict) and name in header:
-        return header[name]
-    return default
-
-
-def xy(entry):
-    tile = entry.get("tile")
-    if isinstance(tile, list) and len(tile) == 2 and all(isinstance(v, int) for v in tile):
-        return tile[0], tile[1]
-    return None
+def short(value, most=48):
+    """A name from the file as a label: cut with an ellipsis past `most` characters, its `$` a
+    dollar sign rather than the start of TeX."""
+    text = str(value)
+    return (text if len(text) <= most else text[:most - 1] + "…").replace("$", r"\$")
 
 
 # ---------------------------------------------------------------- the mesh
@@ -170,17 +113,19 @@ def draw_channels(ax, channels, node_tile):
             ax.annotate("", xy=b, xytext=corner, arrowprops=dict(arrowstyle="->", shrinkA=0, shrinkB=8, **style))
             mid = ((a[0] + corner[0]) / 2, a[1])
         if label:
-            ax.text(mid[0], mid[1], label, fontsize=6, ha="center", va="center", color="#1f4e9a",
+            ax.text(mid[0], mid[1], short(label, 24), fontsize=6, ha="center", va="center", color="#1f4e9a",
                     bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
     return reach
 
 
-def fit_name(name, chars):
+def fit_name(name, chars, most_lines=3):
     """`name` in lines of at most `chars` characters, broken after its `.` and `/` separators
-    (`piped.1.` / `pass_4`), a part longer than a line cut with an ellipsis: a name never runs
+    (`piped.1.` / `pass_4`), a part longer than a line cut with an ellipsis, and at most
+    `most_lines` lines, the last ending with an ellipsis when there was more: a name never runs
     into the next tile."""
+    name = str(name)
     if len(name) <= chars:
-        return name
+        return name.replace("$", r"\$")
     lines, line = [], ""
     for part in re.split(r"(?<=[./])", name):
         if line and len(line) + len(part) > chars:
@@ -189,7 +134,11 @@ def fit_name(name, chars):
         else:
             line += part
     lines.append(line)
-    return "\n".join(l if len(l) <= chars else l[:chars - 1] + "…" for l in lines)
+    lines = [l if len(l) <= chars else l[:chars - 1] + "…" for l in lines]
+    if len(lines) > most_lines:
+        lines = lines[:most_lines]
+        lines[-1] = lines[-1][:chars - 1].rstrip("…") + "…"
+    return "\n".join(lines).replace("$", r"\$")
 
 
 def draw_mesh(ax, doc, tiles, value_of, label, cmap_name, vmax=1.0):
@@ -254,11 +203,6 @@ def draw_mesh(ax, doc, tiles, value_of, label, cmap_name, vmax=1.0):
 # ---------------------------------------------------------------- run report
 
 
-def busy(entry):
-    """A tile's or stage's busy share: `busy_fraction`, or `busy` in older reports."""
-    return num(entry.get("busy_fraction"), num(entry.get("busy")))
-
-
 def busy_of(tiles):
     by_node = {}
     for t in tiles:
@@ -266,29 +210,6 @@ def busy_of(tiles):
         if busy(t) is not None:
             by_node[name] = by_node.get(name, 0.0) + busy(t)
     return lambda names: sum(by_node.get(n, 0.0) for n in names) if any(n in by_node for n in names) else None
-
-
-def tiles_of(doc):
-    tiles = doc.get("tiles")
-    if isinstance(tiles, list) and tiles:
-        return tiles
-    # Older reports: one entry per stage, with its tile.
-    return [{"node": s.get("name"), "tile": s.get("tile"), "busy": busy(s)} for s in doc["stages"]]
-
-
-def latency_buckets(doc):
-    lat = doc.get("latency_us")
-    if not isinstance(lat, dict):
-        return None, {}
-    pairs = [(num(b[0]), num(b[1])) for b in lat.get("buckets") or [] if isinstance(b, list) and len(b) == 2]
-    pairs = [(u, c) for u, c in pairs if u is not None and c is not None and c > 0]
-    return (sorted(pairs) if pairs else None), lat
-
-
-def branch_edges(doc):
-    """The report's edges when the app branches (an output other than `out`), else none."""
-    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict) and e.get("from") and e.get("to")]
-    return edges if any(e.get("output", "out") != "out" for e in edges) else []
 
 
 def draw_app_graph(ax, edges, seconds):
@@ -301,9 +222,13 @@ def draw_app_graph(ax, edges, seconds):
                 nodes.append(n)
         succ.setdefault(e["from"], []).append(e["to"])
     depth = {n: 0 for n in nodes}
-    for _ in nodes:  # longest path from a node nothing feeds; the graph has no cycle
+    for _ in nodes:  # longest path from a node nothing feeds (a cycle stops at len(nodes) rounds)
+        deeper = False
         for e in edges:
-            depth[e["to"]] = max(depth[e["to"]], depth[e["from"]] + 1)
+            if depth[e["from"]] + 1 > depth[e["to"]]:
+                depth[e["to"]], deeper = depth[e["from"]] + 1, True
+        if not deeper:
+            break
     column = {}
     for n in nodes:
         column.setdefault(depth[n], []).append(n)
@@ -320,7 +245,7 @@ def draw_app_graph(ax, edges, seconds):
                                                         connectionstyle=f"arc3,rad={0.08 * (k % 3)}"))
         packets = num(e.get("packets"), 0)
         rate = f"{packets / seconds / 1e6:.2f} Mpps" if seconds else f"{packets:.0f} pkts"
-        ax.text((a[0] + b[0]) / 2, (a[1] + b[1]) / 2, f"{e.get('output', '')}\n{rate}", fontsize=6, ha="center",
+        ax.text((a[0] + b[0]) / 2, (a[1] + b[1]) / 2, f"{short(e.get('output', ''), 20)}\n{rate}", fontsize=6, ha="center",
                 va="center", color="#1f4e9a", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
@@ -356,14 +281,14 @@ def plot_run(doc, plt):
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, 100))
     fig.colorbar(sm, ax=mesh_ax, shrink=0.6, label="busy (% of the run)", location="bottom" if width <= 2 * height else "right")
     rate = num(field(doc, "mpps"))
-    title = f"app {field(doc, 'app', '?')} on {field(doc, 'topology', '?')}"
+    title = f"app {short(field(doc, 'app', '?'))} on {short(field(doc, 'topology', '?'))}"
     if rate is not None:
         title += f": {rate:.2f} Mpps"
     mesh_ax.set_title(title + "\ntiles coloured by busy share, channels with their hops")
 
     cyc_ax = fig.add_subplot(cyc_cell)
     stages = [s for s in doc["stages"] if num(s.get("cycles_per_packet")) is not None]
-    names = [s.get("name", "?") for s in stages]
+    names = [short(s.get("name", "?"), 40) for s in stages]
     values = [num(s.get("cycles_per_packet")) for s in stages]
     colours = {"source": "#4c72b0", "processor": "#dd8452", "sink": "#55a868"}
     cyc_ax.barh(range(len(values)), values, color=[colours.get(s.get("kind"), "#8172b3") for s in stages])
@@ -405,19 +330,18 @@ def plot_stats(rows, plt):
     t = [num(r.get("t"), 0.0) for r in rows]
     rate_ax.plot(t, [num(field(r, "mpps"), 0.0) for r in rows], marker="o", ms=3)
     rate_ax.set_ylabel("Mpps in the interval")
-    rate_ax.set_title(f"app {field(rows[0], 'app', '?')}: {len(rows)} intervals")
+    rate_ax.set_title(f"app {short(field(rows[0], 'app', '?'))}: {len(rows)} intervals")
     rate_ax.grid(True, alpha=0.3)
-    names = []
+    shares = []  # per interval: each node's busy share (its first entry's)
     for r in rows:
+        share = {}
         for tile in r.get("tiles") or []:
-            if tile.get("node") not in names:
-                names.append(tile.get("node"))
+            share.setdefault(tile.get("node"), busy(tile))
+        shares.append(share)
+    names = list(dict.fromkeys(name for share in shares for name in share))
     for name in names[:12]:
-        series = []
-        for r in rows:
-            match = [busy(x) for x in r.get("tiles") or [] if x.get("node") == name]
-            series.append(match[0] * 100 if match and match[0] is not None else math.nan)
-        busy_ax.plot(t, series, label=name)
+        series = [share[name] * 100 if share.get(name) is not None else math.nan for share in shares]
+        busy_ax.plot(t, series, label=short(name, 40))
     busy_ax.set_ylabel("busy (% of the interval)")
     busy_ax.set_xlabel("time since start (s)")
     if names:
@@ -428,12 +352,13 @@ def plot_stats(rows, plt):
 
 def plot_topo(doc, plt):
     fig, ax = plt.subplots(figsize=(10, 6), dpi=DPI, layout="constrained")
-    nodes = [{"node": n.get("name"), "tile": n.get("tile"), "thread": n.get("thread")} for n in doc["nodes"]]
+    nodes = [{"node": n.get("name", "?"), "tile": n.get("tile"), "thread": n.get("thread")} for n in doc["nodes"]]
     thread_of = {n["node"]: num(n["thread"]) for n in nodes}
     threads = max([v for v in thread_of.values() if v is not None] or [0]) + 1
     draw_mesh(ax, doc, nodes, lambda names: thread_of.get(names[0]), lambda v: f"thread {v:.0f}", "Pastel1",
               vmax=max(threads, 9))
-    ax.set_title(f"app {doc.get('app', '?')} on {doc.get('topology', '?')} ({doc.get('placement', '?')} placement): "
+    ax.set_title(f"app {short(doc.get('app', '?'))} on {short(doc.get('topology', '?'))} "
+                 f"({short(doc.get('placement', '?'))} placement): "
                  "nodes on tiles, coloured by thread")
     return fig
 
@@ -467,17 +392,17 @@ def series(rows, key, x, y):
 def line_chart(plt, rows, key, x, y, xlabel, ylabel, title, logx=False, logy=False):
     lines = series(rows, key, x, y)
     if not lines:
-        raise Refused(f"no rows with both {xlabel} and {ylabel}")
+        raise Refused(f"no rows with both {str(xlabel)[:48]} and {str(ylabel)[:48]}")
     fig, ax = plt.subplots(figsize=(10, 6), dpi=DPI, layout="constrained")
     for i, (name, (xs, ys)) in enumerate(lines.items()):
-        ax.plot(xs, ys, label=name, **distinct(i))
+        ax.plot(xs, ys, label=short(name, 40), **distinct(i))
     if logx:
         ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_xlabel(short(xlabel, 100))
+    ax.set_ylabel(short(ylabel, 100))
+    ax.set_title(short(title, 120))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -488,10 +413,10 @@ def plot_pingpong(doc, plt):
     if not rows:
         raise Refused("a pingpong bench report without one_way_ns.avg in its rows")
     fig, ax = plt.subplots(figsize=(10, 6), dpi=DPI, layout="constrained")
-    labels = [str(r.get("transport", "?")) for r in rows]
+    labels = [short(r.get("transport", "?"), 24) for r in rows]
     avg = [num(r["one_way_ns"]["avg"]) for r in rows]
-    lo = [a - num(r["one_way_ns"].get("avg_min"), a) for a, r in zip(avg, rows)]
-    hi = [num(r["one_way_ns"].get("avg_max"), a) - a for a, r in zip(avg, rows)]
+    lo = [max(0.0, a - num(r["one_way_ns"].get("avg_min"), a)) for a, r in zip(avg, rows)]
+    hi = [max(0.0, num(r["one_way_ns"].get("avg_max"), a) - a) for a, r in zip(avg, rows)]
     ax.bar(range(len(rows)), avg, yerr=[lo, hi], capsize=4, color="#4c72b0")
     ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=8)
     for i, (a, h, r) in enumerate(zip(avg, hi, rows)):
@@ -544,7 +469,7 @@ def plot_mapvec(doc, plt):
         raise Refused("a mapvec bench report without workers and ts_us in its rows")
     fig, (ts_ax, sc_ax) = plt.subplots(1, 2, figsize=(14, 6), dpi=DPI, layout="constrained")
     for i, (name, (xs, ys)) in enumerate(ts.items()):
-        ts_ax.plot(xs, ys, label=name, **distinct(i))
+        ts_ax.plot(xs, ys, label=short(name, 40), **distinct(i))
     ts_ax.set_xlabel("workers")
     ts_ax.set_ylabel("T_S (µs per task)")
     ts_ax.set_yscale("log")
@@ -554,7 +479,7 @@ def plot_mapvec(doc, plt):
     scal = series(rows, key, lambda r: r.get("workers"), lambda r: r.get("scalability"))
     top = 1.0
     for i, (name, (xs, ys)) in enumerate(scal.items()):
-        sc_ax.plot(xs, ys, label=name, **distinct(i))
+        sc_ax.plot(xs, ys, label=short(name, 40), **distinct(i))
         top = max([top] + xs)
     sc_ax.plot([1, top], [1, top], color="#999999", ls="--", lw=0.8, label="ideal")
     sc_ax.set_xlabel("workers")
@@ -563,30 +488,6 @@ def plot_mapvec(doc, plt):
     sc_ax.legend(fontsize=7)
     sc_ax.grid(True, alpha=0.3)
     return fig
-
-
-def first_num(row, names):
-    for n in names:
-        if num(row.get(n)) is not None:
-            return num(row[n])
-    return None
-
-
-def latency_at(row, p):
-    for holder in (row, row.get("latency_us"), row.get("latency")):
-        if isinstance(holder, dict):
-            for name in (p, p + "_us"):
-                if num(holder.get(name)) is not None:
-                    return num(holder[name])
-    return None
-
-
-def offered_mpps(row):
-    """The load a latency row was measured at, in Mpps: its offered `pps`, an offered Mpps field,
-    or for the unpaced top-speed run (`pps` 0) the rate it reached."""
-    if num(row.get("pps"), 0.0) > 0:
-        return num(row["pps"]) / 1e6
-    return first_num(row, ("offered_mpps", "load_mpps", "rate_mpps", "mpps"))
 
 
 def plot_latency(doc, plt):
@@ -606,7 +507,7 @@ def plot_latency(doc, plt):
     ax.set_xlabel("offered load (Mpps; the unpaced run at the rate it reached)")
     ax.set_ylabel("end-to-end latency (µs, log scale)")
     app = doc.get("app") or rows[0].get("app")
-    ax.set_title("latency against load" + (f": {app}" if app else ""))
+    ax.set_title("latency against load" + (f": {short(app)}" if app else ""))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -616,6 +517,14 @@ PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong":
             "asym": plot_asym, "stream": plot_stream, "mapvec": plot_mapvec, "latency": plot_latency}
 
 
+class TooLong(Exception):
+    """The picture took more than DRAW_SECONDS."""
+
+
+def too_long(*_):
+    raise TooLong()
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="tilepipe plot", description=__doc__.split("\n")[0])
     parser.add_argument("report", help="a JSON file tilepipe wrote")
@@ -623,11 +532,19 @@ def main(argv):
     args = parser.parse_args(argv)
     # r.json -> r.png, stats.jsonl -> stats.png: the extension, whatever it is, becomes .png.
     out = args.output or os.path.splitext(args.report)[0] + ".png"
+    refusal = output_refusal(out, args.report)
+    if refusal:  # before any work: -o names a .png file
+        print(f"tilepipe plot: {out}: {refusal}", file=sys.stderr)
+        return 2
+    existed = os.path.exists(out)
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(DRAW_SECONDS)
     try:
         doc = load(args.report)
         kind = kind_of(doc)
         if kind == "stats" and isinstance(doc, dict):
             doc = [doc]  # a run shorter than one interval writes a single line
+        check(kind, doc)
         try:
             import matplotlib
         except ImportError:
@@ -635,16 +552,27 @@ def main(argv):
                   "(scripts/bootstrap.sh does)", file=sys.stderr)
             return 1
         matplotlib.use("Agg")
+        warnings.simplefilter("ignore")  # numpy's overflow in a huge value: the picture shows what the file says
         import matplotlib.pyplot as plt
         fig = PLOTTERS[kind](doc, plt)
+        fig.savefig(out, dpi=DPI, format="png")
+        failed = None
     except Refused as e:
-        print(f"tilepipe plot: {args.report}: {e}", file=sys.stderr)
-        return 2
-    try:
-        fig.savefig(out, dpi=DPI)
+        failed = (2, f"{args.report}: {e}")
     except OSError as e:
-        print(f"tilepipe plot: {out}: cannot write: {e.strerror}", file=sys.stderr)
-        return 1
+        failed = (1, f"{out}: cannot write: {e.strerror}")
+    except TooLong:
+        failed = (1, f"{args.report}: not read and drawn within {DRAW_SECONDS} s (too much to draw, or the machine too busy)")
+    except Exception as e:  # pylint: disable=broad-except
+        # What the checks let through and matplotlib could not draw: one line, never a traceback.
+        failed = (1, f"{args.report}: cannot draw it ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]})")
+    finally:
+        signal.alarm(0)
+    if failed:
+        if not existed and os.path.isfile(out):
+            os.remove(out)  # a PNG cut short
+        print(f"tilepipe plot: {failed[1]}", file=sys.stderr)
+        return failed[0]
     marked = getattr(fig, "reserved_marked", 0)
     print(f"{out}: {kind} ({fig.get_figwidth() * DPI:.0f} x {fig.get_figheight() * DPI:.0f} px"
           + (f", {marked} reserved tiles marked" if marked else "") + ")")

@@ -4,8 +4,9 @@
 //
 // The script is looked for, in order: $TILEPIPE_PLOT_SCRIPT; `tilepipe-plot.py` next to the
 // binary (the build puts a copy there); <binary>/../share/tilepipe/plot.py (installed); the
-// source tree's scripts/plot.py. Python: $TILEPIPE_PYTHON, else /usr/bin/python3 (where
-// Debian's python3-matplotlib lives), else python3 on the PATH.
+// source tree's scripts/plot.py; each with plot_input.py, the checks of its input, beside it.
+// Python: $TILEPIPE_PYTHON, else /usr/bin/python3 (where Debian's python3-matplotlib lives),
+// else python3 on the PATH.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,7 +92,7 @@ void add_plot(CLI::App& app, Action& action) {
     CLI::App* cmd = app.add_subcommand(
         "plot", "draw a JSON tilepipe wrote (run --json, --stats-out, topo --json, bench --json) as a PNG");
     cmd->add_option("report", args->report, "the JSON file")->required();
-    cmd->add_option("-o,--output", args->out, "the PNG to write (default: REPORT with its extension replaced by .png)")->type_name("OUT.png");
+    cmd->add_option("-o,--output", args->out, "the PNG to write, a name ending .png (default: REPORT with its extension replaced by .png)")->type_name("OUT.png");
     cmd->callback([args, &action] { action = [args] { return plot(*args); }; });
 }
 

@@ -1,11 +1,13 @@
 // `tilepipe plot` on every JSON tilepipe writes (a run report, --stats-interval lines, a
 // topology, each bench's report): a PNG of the size scripts/plot.py documents for its kind. A
-// file of another kind is refused naming what was wrong, with exit status 2.
+// file of another kind, a field of the wrong type or a tile off the mesh is refused naming what
+// was wrong, with exit status 2, and so is an -o that is not a .png file.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support/cli.hpp"
@@ -155,6 +157,78 @@ TEST(Plot, AFileOfAnotherKindIsRefusedNamingWhatIsWrong) {
     EXPECT_NE(missing.err.find("tilepipe plot: /nonexistent/r.json: cannot read it: No such file or directory"),
               std::string::npos)
         << missing.err;
+}
+
+// Whatever a file holds, plot draws it or refuses it in one line naming the file and the field,
+// exit status 2: never a Python traceback, a hang or a picture of something else.
+TEST(Plot, BadInputIsRefusedInOneLineNamingTheField) {
+    const std::string report = tmp_path("good.json"), bad = tmp_path("bad.json"), png = tmp_path("bad.png");
+    ASSERT_EQ(tilepipe("run conf/default.yaml --set synth.count=1000 --quiet --json " + report).status, 0);
+    const nlohmann::json good = nlohmann::json::parse(read_file(report));
+    ASSERT_GE(good["tiles"].size(), 2u);
+    const auto refused = [&](const std::string& content, const std::string& says) {
+        std::ofstream(bad, std::ios::binary) << content;
+        fs::remove(png);
+        const CommandResult r = tilepipe("plot " + bad + " -o " + png);
+        EXPECT_EQ(r.status, 2) << says;
+        EXPECT_EQ(r.err, "tilepipe plot: " + bad + ": " + says + "\n");
+        EXPECT_FALSE(fs::exists(png)) << says;
+    };
+    refused(std::string("\xd4\xc3\xb2\xa1\x02\x00\x04\x00", 8),
+            "not JSON: a binary file (byte 0xd4 at offset 0 is not UTF-8 text)");
+    refused(std::string(100000, '[') + std::string(100000, ']'),
+            "not JSON tilepipe writes: lists or objects nested too deep to read");
+    nlohmann::json j = good;
+    j["tiles"][1]["node"] = nullptr;
+    refused(j.dump(), "tiles[1].node: null, not a string");
+    j = good;
+    j["channels"] = "x";
+    refused(j.dump(), "channels: a string, not a list");
+    j = good;
+    j["stages"][0]["cycles_per_packet"] = "fast";
+    refused(j.dump(), "stages[0].cycles_per_packet: a string, not a number");
+    j = good;
+    j["tiles"][0]["tile"] = {99999999, -5};  // drawn, a mesh that size took minutes
+    refused(j.dump(), "tiles[0].tile: [99999999, -5] is off any mesh (x and y are 0 to 1023)");
+    j = good;
+    j["width"] = 8;
+    j["height"] = 1;
+    j["tiles"][0]["tile"] = {9, 0};
+    refused(j.dump(), "tiles[0].tile: [9, 0] is off the report's 8 x 1 mesh");
+
+    // A name too long for its place is cut, not a matplotlib error.
+    j = good;
+    j["stages"][0]["name"] = std::string(100000, 's');
+    std::ofstream(bad) << j.dump();
+    const CommandResult drawn = tilepipe("plot " + bad + " -o " + png);
+    EXPECT_EQ(drawn.status, 0) << drawn.err;
+    EXPECT_EQ(drawn.out.rfind(png + ": run (", 0), 0u) << drawn.out;
+    EXPECT_TRUE(fs::exists(png));
+    fs::remove(png);
+    fs::remove(bad);
+    fs::remove(report);
+}
+
+// -o names a .png file: another extension, none or a directory is refused before the report is
+// read (matplotlib would write another format, or DIR.png while printing DIR).
+TEST(Plot, AnOutputThatIsNotAPngFileIsRefused) {
+    const std::string dir = tmp_path("plots");
+    fs::create_directories(dir);
+    const struct {
+        std::string out, says;
+    } wrong[] = {
+        {tmp_path("x.txt"), "not a .png file name: plot writes PNG, -o names it (e.g. -o plot.png)"},
+        {tmp_path("good.json"), "not a .png file name: plot writes PNG, -o names it (e.g. -o plot.png)"},
+        {tmp_path("noext"), "not a .png file name: plot writes PNG, -o names it (e.g. -o plot.png)"},
+        {dir, "a directory: -o names the PNG file to write (e.g. " + dir + "/plot.png)"},
+    };
+    for (const auto& w : wrong) {
+        const CommandResult r = tilepipe("plot /nonexistent/r.json -o " + w.out);
+        EXPECT_EQ(r.status, 2) << w.out;
+        EXPECT_EQ(r.err, "tilepipe plot: " + w.out + ": " + w.says + "\n");
+        EXPECT_FALSE(fs::exists(w.out + ".png")) << w.out;
+    }
+    fs::remove_all(dir);
 }
 
 }  // namespace
