@@ -30,7 +30,6 @@ import argparse
 import math
 import os
 import re
-import signal
 import sys
 import warnings
 
@@ -41,7 +40,6 @@ except ImportError as e:
     sys.exit(f"tilepipe plot: {e}: plot_input.py belongs beside {os.path.realpath(__file__)}")
 
 DPI = 100
-DRAW_SECONDS = 55  # the most reading and drawing may take (the most plot_input.py lets through: 40 s on a busy 2-CPU VM)
 TOPOLOGY_SIZES = {"tilepro64": (8, 8), "epiphany16": (4, 4), "epiphany64": (8, 8)}
 # Tiles a preset keeps for the OS (framework/topology/topology.cpp), for a run report, which
 # does not list them (`topo --json` does: `reserved`).
@@ -517,14 +515,6 @@ PLOTTERS = {"run": plot_run, "stats": plot_stats, "topo": plot_topo, "pingpong":
             "asym": plot_asym, "stream": plot_stream, "mapvec": plot_mapvec, "latency": plot_latency}
 
 
-class TooLong(Exception):
-    """The picture took more than DRAW_SECONDS."""
-
-
-def too_long(*_):
-    raise TooLong()
-
-
 def main(argv):
     parser = argparse.ArgumentParser(prog="tilepipe plot", description=__doc__.split("\n")[0])
     parser.add_argument("report", help="a JSON file tilepipe wrote")
@@ -537,8 +527,6 @@ def main(argv):
         print(f"tilepipe plot: {out}: {refusal}", file=sys.stderr)
         return 2
     existed = os.path.exists(out)
-    signal.signal(signal.SIGALRM, too_long)
-    signal.alarm(DRAW_SECONDS)
     try:
         doc = load(args.report)
         kind = kind_of(doc)
@@ -561,13 +549,9 @@ def main(argv):
         failed = (2, f"{args.report}: {e}")
     except OSError as e:
         failed = (1, f"{out}: cannot write: {e.strerror}")
-    except TooLong:
-        failed = (1, f"{args.report}: not read and drawn within {DRAW_SECONDS} s (too much to draw, or the machine too busy)")
     except Exception as e:  # pylint: disable=broad-except
         # What the checks let through and matplotlib could not draw: one line, never a traceback.
         failed = (1, f"{args.report}: cannot draw it ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]})")
-    finally:
-        signal.alarm(0)
     if failed:
         if not existed and os.path.isfile(out):
             os.remove(out)  # a PNG cut short

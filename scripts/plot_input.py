@@ -9,9 +9,9 @@ of something else. So, before drawing:
   - each field the picture reads is of its type where it is present (a field may be absent: older
     or newer reports are drawn around what they lack; a number may be null, which is what
     tilepipe writes for one it could not measure; a name, list or object may not);
-  - tiles are on the mesh: x and y 0 to 1023 (a config's `tile:` takes no more), within the
+  - tiles are on the mesh: x and y 0 to 8191 (`host` places a tile per CPU or more in one row), within the
     report's width and height when it gives them, and a mesh of at most 8192 tiles;
-  - lists hold at most 2048 entries (an app has at most 1024 tiles), latency buckets 8192 (a
+  - lists hold at most 8192 entries (a farm of 1024 workers has 2050 channels), latency buckets 8192 (a
     histogram has 7424), --stats-interval lines 1000000: the largest is drawn in about 30 s.
 """
 
@@ -20,9 +20,9 @@ import math
 import os
 import stat
 
-MAX_TILE = 1023  # framework/config/app_config.cpp: `tile: [x, y]`, each 0 to 1023
 MAX_MESH_TILES = 8192  # drawn in about 7 s on a 2-CPU VM; a host of 512 CPUs in 8 NUMA nodes is 8192
-MAX_ENTRIES = 2048  # an app has at most 1024 tiles; a farm of 1023 workers, 2046 channels
+MAX_TILE = MAX_MESH_TILES - 1  # `host` is one row as wide as the app's tiles (1027 for a farm of 1024)
+MAX_ENTRIES = 8192  # a farm of 1024 workers (the most a farm takes) has 1027 tiles and 2050 channels
 MAX_BUCKETS = 8192  # framework/metrics/latency_histogram.hpp: kBuckets, 7424
 MAX_LINES = 1000000
 MAX_BYTES = 1 << 30

@@ -189,7 +189,7 @@ TEST(Plot, BadInputIsRefusedInOneLineNamingTheField) {
     refused(j.dump(), "stages[0].cycles_per_packet: a string, not a number");
     j = good;
     j["tiles"][0]["tile"] = {99999999, -5};  // drawn, a mesh that size took minutes
-    refused(j.dump(), "tiles[0].tile: [99999999, -5] is off any mesh (x and y are 0 to 1023)");
+    refused(j.dump(), "tiles[0].tile: [99999999, -5] is off any mesh (x and y are 0 to 8191)");
     j = good;
     j["width"] = 8;
     j["height"] = 1;
