@@ -1,5 +1,7 @@
 #include "apps/tilepipe/app_args.hpp"
 
+#include "apps/tilepipe/commands.hpp"
+
 #include "framework/plugin/plugin_loader.hpp"
 
 namespace tp::cli {
@@ -9,7 +11,7 @@ void add_app_options(CLI::App* cmd, AppArgs& a) {
     // Kept as text: the values are checked where the config's own are, and an error names the
     // option ("--loop -1: ...").
     const auto text = [cmd](const char* name, std::optional<std::string>& to, const char* help) {
-        cmd->add_option_function<std::string>(name, [&to](const std::string& v) { to = v; }, help);
+        cmd->add_option_function<std::string>(name, [&to](const std::string& v) { to = v; }, help)->check(not_empty());
     };
     AppOverrides& o = a.overrides;
     text("--pcap", o.pcap, "replace the app's source with a pcap source reading FILE (keeps its loop and pacing)");
@@ -24,7 +26,8 @@ void add_app_options(CLI::App* cmd, AppArgs& a) {
     cmd->add_option("--set", a.overrides.sets,
                     "override a setting: NODE.PARAM=VALUE, FARM.workers=4, FARM.W/NODE.PARAM=VALUE (one worker), "
                     "queue=256, pool.mbufs=8191 (repeatable)")
-        ->allow_extra_args(false);
+        ->allow_extra_args(false)
+        ->check(not_empty());
     add_plugin_option(cmd, a.plugins);
 }
 
@@ -32,7 +35,8 @@ void add_plugin_option(CLI::App* cmd, std::vector<std::string>& plugins) {
     cmd->add_option("--plugin", plugins,
                     "load stages from this shared library (repeatable; also: the config's plugins:, "
                     "$TILEPIPE_PLUGIN_PATH, <libdir>/tilepipe/plugins)")
-        ->allow_extra_args(false);
+        ->allow_extra_args(false)
+        ->check(not_empty());
 }
 
 AppConfig load_app(const AppArgs& a) {

@@ -268,15 +268,27 @@ void add_run(CLI::App& app, Action& action) {
     CLI::App* cmd = app.add_subcommand("run", "run an app and report its throughput");
     add_app_options(cmd, args->app);
     cmd->add_option("--json", args->json_out,
-                    "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)");
+                    "also write the report as JSON to OUT ('-': standard output, the table then goes to stderr)")
+        ->check(not_empty());
     cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
-    cmd->add_option_function<std::string>("--latency", [args](const std::string& v) { args->app.overrides.latency = v; }, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)");
+    cmd->add_option_function<std::string>("--latency", [args](const std::string& v) { args->app.overrides.latency = v; }, "latency measured at the sinks: off, all or \"sample N\" (default: the config's, else sample 64)")
+        ->check(not_empty());
     cmd->add_option("--trace", args->trace,
                     "print the path of the first N packets through the graph: each stage and tile that handled "
                     "it, and the sink that took it or the reason it was dropped (also in --json)")
         ->check(CLI::Range(1u, 1u << 20));
     add_live_options(cmd, args->live);
-    cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")");
+    cmd->add_option("--eal", args->eal, "extra DPDK EAL arguments, passed through (e.g. \"--vdev net_null0\")")
+        ->check(CLI::Validator(
+            [](std::string& s) {
+                try {
+                    split_args(s);  // as EAL will be given them: a quote left open is a usage error
+                } catch (const std::invalid_argument& e) {
+                    return std::string(e.what());
+                }
+                return std::string();
+            },
+            "ARGS"));
     cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }
 

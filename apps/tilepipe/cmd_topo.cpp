@@ -384,8 +384,10 @@ void add_topo(CLI::App& app, Action& action) {
     auto dot_out = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("topo", "show where an app runs: its nodes on the mesh, tiles on CPUs, channel hops");
     add_app_options(cmd, *args);
-    cmd->add_option("--json", *json_out, "also write the map as JSON to OUT ('-': standard output, the map then goes to stderr)");
-    cmd->add_option("--dot", *dot_out, "also write the app's graph for Graphviz to OUT ('-': standard output, the map then goes to stderr)");
+    cmd->add_option("--json", *json_out, "also write the map as JSON to OUT ('-': standard output, the map then goes to stderr)")
+        ->check(not_empty());
+    cmd->add_option("--dot", *dot_out, "also write the app's graph for Graphviz to OUT ('-': standard output, the map then goes to stderr)")
+        ->check(not_empty());
     cmd->callback([args, json_out, dot_out, &action] {
         action = [args, json_out, dot_out] {
             try {

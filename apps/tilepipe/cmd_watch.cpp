@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -129,9 +130,19 @@ void add_watch(CLI::App& app, Action& action) {
     CLI::App* cmd = app.add_subcommand("watch", "watch a running tilepipe like top, through its telemetry socket");
     cmd->add_option("SOCKET", args->socket,
                     "the run's telemetry socket, or its --file-prefix (default: EAL's default prefix, rte)");
-    cmd->add_option("--interval", args->interval, "seconds between frames")->check(CLI::Range(0.1, 3600.0));
+    cmd->add_option("--interval", args->interval, "seconds between frames (0.1 to 3600)")
+        ->check(CLI::Validator(
+            [](std::string& s) {
+                char* end = nullptr;
+                const double v = std::strtod(s.c_str(), &end);
+                // Not CLI::Range: a NaN compares false both ways and would pass it.
+                if (end == s.c_str() || *end != '\0' || !(v >= 0.1 && v <= 3600))
+                    return "must be 0.1 to 3600 seconds, got '" + s + "'";
+                return std::string();
+            },
+            "SECONDS"));
     cmd->add_option("-n,--frames", args->frames, "quit after N frames (default: when the run ends, or on q)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 1 << 30));
     cmd->callback([args, &action] { action = [args] { return watch(*args); }; });
 }
 

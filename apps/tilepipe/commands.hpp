@@ -18,6 +18,13 @@ using tp::kExitUsage;
 using tp::kExitAccounting;
 using tp::kExitSignalBase;
 
+// For an option whose value names something (a file, an address, a count): an empty value is a
+// mistake (a shell variable that was not set), refused rather than read as "not given".
+inline CLI::Validator not_empty() {
+    return CLI::Validator([](std::string& s) { return s.empty() ? std::string("needs a value, got ''") : std::string(); }, "",
+                          "NOT_EMPTY");
+}
+
 // A subcommand adds itself to `app` and sets `action` to the function run when it is chosen.
 using Action = std::function<int()>;
 void add_run(CLI::App& app, Action& action);

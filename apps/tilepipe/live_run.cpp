@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "apps/tilepipe/commands.hpp"
 #include "tilepipe_version.h"
 
 namespace tp::cli {
@@ -25,12 +26,14 @@ void add_live_options(CLI::App* cmd, LiveRunArgs& args) {
                 "SECONDS > 0"));
     cmd->add_option("--stats-out", args.stats_out, "write the --stats-interval lines to FILE instead of stderr")
         ->type_name("FILE")
+        ->check(not_empty())
         ->needs(interval);
     CLI::Option* metrics =
         cmd->add_option("--metrics", args.metrics,
                         "while the run lasts, serve Prometheus metrics at http://ADDR:PORT/metrics and a live page "
                         "at http://ADDR:PORT/ (ADDR: 127.0.0.1 unless given; PORT 0: any free one)")
-            ->type_name("[ADDR:]PORT");
+            ->type_name("[ADDR:]PORT")
+            ->check(not_empty());
     cmd->add_flag("--metrics-public", args.metrics_public,
                   "let --metrics listen on an address that is not a loopback one (open to the network)")
         ->needs(metrics);

@@ -408,6 +408,8 @@ void set_app_setting(AppConfig& app, const std::string& key, const std::string& 
     if (key == "network")
         throw LocatedError(where, "'network' is not one value: set network.queues, network.queue_words, "
                                   "network.credits or network.catch_all");
+    if (key == "plugins")
+        throw LocatedError(where, "'plugins' is not one value: name each library with --plugin FILE (or list them in the file)");
     if (key == "pipeline" || key == "pool" || key == "runtime" || key == "chaos")
         throw LocatedError(where, "'" + key + "' is not one value: " +
                                       (key == "pipeline" ? std::string("edit the file")

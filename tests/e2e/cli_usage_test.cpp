@@ -113,6 +113,29 @@ TEST(CliOverrides, ASettingIsGivenOnceAndLoopIsACount) {
     EXPECT_EQ(r.err, "tilepipe: --loop 4294967296: parameter 'loop' must be from 0 to 4294967295, got '4294967296'\n");
 }
 
+// An empty value (a shell variable that was not set) is a mistake, not "not given": no report
+// written, no server started, the capture kept would all be silent otherwise.
+TEST(CliUsage, EmptyOrMalformedOptionValuesAreUsageErrorsNamingTheOption) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"run conf/default.yaml --json ''", "tilepipe: --json: needs a value, got ''"},
+        {"run conf/default.yaml --metrics ''", "tilepipe: --metrics: needs a value, got ''"},
+        {"run conf/default.yaml --stats-interval 1 --stats-out ''", "tilepipe: --stats-out: needs a value, got ''"},
+        {"run conf/default.yaml --set synth.count=10 --pcap ''", "tilepipe: --pcap: needs a value, got ''"},
+        {"validate conf/default.yaml --limit ''", "tilepipe: --limit: needs a value, got ''"},
+        {"topo conf/default.yaml --dot ''", "tilepipe: --dot: needs a value, got ''"},
+        {"run conf/default.yaml --eal \"--vdev 'x\"", "tilepipe: --eal: unterminated quote in EAL arguments: --vdev 'x"},
+        {"watch x --interval nan", "tilepipe: --interval: must be 0.1 to 3600 seconds, got 'nan'"},
+        {"watch x --frames 0", "tilepipe: --frames: Value 0 not in range 1 to 1073741824"},
+        {"validate conf/default.yaml --set plugins=x",
+         "tilepipe: --set plugins=x: 'plugins' is not one value: name each library with --plugin FILE (or list them in the file)"},
+    };
+    for (const auto& [args, says] : cases) {
+        const CommandResult r = tilepipe(args);
+        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+        EXPECT_EQ(r.err.substr(0, r.err.find('\n')), says) << args;
+    }
+}
+
 TEST(CliUsage, UnknownCommandsListTheCommandsBenchIncluded) {
     CommandResult r = tilepipe("bogus");
     EXPECT_EQ(r.status, 2);
