@@ -58,6 +58,13 @@ int to_int(const std::string& name, const std::string& v) {
     return static_cast<int>(x);
 }
 
+// A count that must be at least `lo`: refused below it, never bent up to it.
+int at_least(const std::string& name, const std::string& v, int lo) {
+    const int x = to_int(name, v);
+    if (x < lo) throw std::invalid_argument("--" + name + " must be at least " + std::to_string(lo) + ", got " + v);
+    return x;
+}
+
 std::vector<size_t> to_list(const std::string& name, const std::string& v) {
     std::vector<size_t> out;
     size_t at = 0;
@@ -93,26 +100,26 @@ KernelOptions parse_kernel_options(const std::string& kernel, int argc, char** a
             o.ranks = to_int(a, v);
             if (o.ranks < 1) throw std::invalid_argument("--ranks must be at least 1");
         } else if (a == "size") {
-            o.size = to_int(a, v);
+            o.size = at_least(a, v, 1);
         } else if (a == "iters") {
-            o.iters = to_int(a, v);
+            o.iters = at_least(a, v, 1);
         } else if (a == "steps") {
-            o.steps = std::max(1, to_int(a, v));
+            o.steps = at_least(a, v, 1);
         } else if (a == "style") {
             if (v != "study" && v != "tilepipe") throw std::invalid_argument("--style: '" + v + "' (known: study, tilepipe)");
             o.style = v;
         } else if (a == "reps") {
-            o.reps = std::max(1, to_int(a, v));
+            o.reps = at_least(a, v, 1);
         } else if (a == "topology") {
             o.topology = v;
         } else if (a == "replace-buffer") {
-            o.replace_buffer = static_cast<size_t>(to_int(a, v));
+            o.replace_buffer = static_cast<size_t>(at_least(a, v, 256));
         } else if (a == "tiles-per-rank") {
             o.tiles_per_rank = to_int(a, v);
             if (o.tiles_per_rank < 1 || o.tiles_per_rank > 64)
                 throw std::invalid_argument("--tiles-per-rank must be 1..64, not " + v);
         } else if (a == "runs") {
-            o.runs = std::max(1, to_int(a, v));
+            o.runs = at_least(a, v, 1);
         } else if (a == "sizes") {
             o.sizes = to_list(a, v);
         } else if (a == "buffers") {

@@ -252,6 +252,9 @@ TEST(CliBench, OptionsAreCheckedNotBent) {
         {"pingpong --iters 0", "bench pingpong: --iters must be at least 1, got 0"},
         {"stream --items -5", "bench stream: --items needs a number (0 or more), got '-5'"},
         {"asym --reps 0", "bench asym: --reps must be at least 1, got 0"},
+        {"mp-sgemm --size 0", "bench mp-sgemm: --size must be at least 1, got 0"},
+        {"mp-stencil --runs 0", "bench mp-stencil: --runs must be at least 1, got 0"},
+        {"mp-shift --replace-buffer 1", "bench mp-shift: --replace-buffer must be at least 256, got 1"},
         {"mapvec --cpus 4095", "bench mapvec: --cpus: CPU 4095 is not one this process may run on (allowed: "},
         // A placement that would measure nothing is refused, saying why.
         {"pingpong --hops 99", "bench pingpong: --hops 99: no two usable tiles of host are 99 hops apart"},
