@@ -33,7 +33,7 @@ for _ in $(seq "$reps"); do
       IFS=, read -ra kv <<<"${all[$i]#*:}"
       for s in "${kv[@]}"; do sets+=(--set "$s"); done
     fi
-    $bin run "$conf" --quiet --pcap "$cap" --loop 200 "${sets[@]}" --json "$work/r.json" >/dev/null \
+    $bin run "$conf" --quiet --pcap "$cap" --loop 200 ${sets[@]+"${sets[@]}"} --json "$work/r.json" >/dev/null \
       || die "tilepipe run ${all[$i]} failed (exit $?)"
     python3 -c "import json,sys; v=json.load(open(sys.argv[1]))['mpps']; assert v > 0, v; print(v)" "$work/r.json" \
       >>"$work/$i" 2>/dev/null || die "the report of ${all[$i]} holds no Mpps above 0"

@@ -137,8 +137,10 @@ int run(RunArgs args) {
     // `--json -`: the JSON goes to standard output, the table to standard error.
     const bool json_to_stdout = args.json_out == "-";
     if (!args.live.stats_out.empty() && !args.json_out.empty() && !json_to_stdout) {
-        std::error_code ec;  // one would overwrite the other
-        if (std::filesystem::weakly_canonical(args.live.stats_out, ec) == std::filesystem::weakly_canonical(args.json_out, ec)) {
+        std::error_code ec1, ec2;  // one would overwrite the other (a path that cannot be resolved: open says why)
+        const auto stats = std::filesystem::weakly_canonical(args.live.stats_out, ec1);
+        const auto json = std::filesystem::weakly_canonical(args.json_out, ec2);
+        if (!ec1 && !ec2 && stats == json) {
             std::fprintf(stderr, "tilepipe: --stats-out %s and --json %s name one file: give each its own\n",
                          args.live.stats_out.c_str(), args.json_out.c_str());
             return kExitUsage;

@@ -28,6 +28,9 @@ struct WatchArgs {
     int frames = 0;      // 0: until the run ends or q
 };
 
+// How long a socket may answer null (no run registered yet) before watch says it is not a run's.
+constexpr int kStartPatienceS = 5;
+
 volatile std::sig_atomic_t g_quit = 0;
 void on_signal(int) { g_quit = 1; }
 
@@ -88,11 +91,14 @@ int watch(const WatchArgs& args) {
     if (terminal) std::fputs("\033[?25l", stdout);  // no cursor blinking over the figures
     WatchMemory memory;
     int drawn = 0;
-    bool ended = false;
+    bool ended = false, waiting = false;
     int status = kExitOk;
+    using clock = std::chrono::steady_clock;
+    const clock::time_point patience_ends = clock::now() + std::chrono::seconds(kStartPatienceS);
     while (g_quit == 0) {
         nlohmann::json stats = client.query("/tilepipe/stats");
         if (stats.is_discarded()) {
+            if (g_quit != 0) break;  // Ctrl-C during the exchange
             if (!client.closed()) {  // it answered no more within the client's patience
                 std::fprintf(stderr, "tilepipe: watch: %s: %s\n", path.c_str(), client.failure().c_str());
                 status = kExitRuntime;
@@ -101,9 +107,20 @@ int watch(const WatchArgs& args) {
             ended = true;
             break;
         }
+        // A run registers /tilepipe/... once its stages are built (captures loaded), and DPDK
+        // answers null until then, as it does for another program's socket: wait a while for
+        // the first frame, then refuse.
+        if (stats.is_null() && drawn == 0 && clock::now() < patience_ends) {
+            if (!waiting) std::fprintf(stderr, "tilepipe: watch: %s publishes no tilepipe run yet: waiting up to %d s\n", path.c_str(),
+                                       kStartPatienceS);
+            waiting = true;
+            if (keys ? keys->quit_within(200) : (std::this_thread::sleep_for(std::chrono::milliseconds(200)), false)) break;
+            continue;
+        }
         const WatchSample s{std::move(stats), client.query("/tilepipe/nodes"), client.query("/tilepipe/latency")};
         if (const std::string problem = watch_reply_problem(s); !problem.empty()) {
-            std::fprintf(stderr, "tilepipe: watch: %s does not answer as a tilepipe run: %s\n", path.c_str(), problem.c_str());
+            std::fprintf(stderr, "tilepipe: watch: %s does not answer as a tilepipe run: %s%s\n", path.c_str(), problem.c_str(),
+                         s.stats.is_null() ? " (another program's socket, or a run still loading: try again once it runs)" : "");
             status = kExitRuntime;
             break;
         }

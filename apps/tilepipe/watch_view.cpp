@@ -77,9 +77,12 @@ std::string watch_reply_problem(const WatchSample& now) {
         {"name", +is_text}, {"stage", +is_text}, {"in", +is_count}, {"out", +is_count}, {"drops", +is_count},
         {"busy_fraction", +is_figure}};
     for (const auto& [key, ok] : columns) {
+        // DPDK drops what does not fit its 16 KiB reply: a big app's last columns may be missing
+        // or short (watch_frame() says so); a column longer than the names is not DPDK's doing.
+        if (!n.contains(key) && key != std::string("name")) continue;
         const nlohmann::json v = n.contains(key) ? n[key] : nlohmann::json(nlohmann::json::value_t::discarded);
         if (!v.is_array()) return std::string("/tilepipe/nodes: '") + key + "' is " + kind_of(v) + ", not a list";
-        if (v.size() != n["name"].size())
+        if (v.size() > n["name"].size())
             return std::string("/tilepipe/nodes: '") + key + "' has " + std::to_string(v.size()) + " entries for " +
                    std::to_string(n["name"].size()) + " nodes";
         for (size_t i = 0; i < v.size(); ++i)
@@ -119,16 +122,27 @@ std::string watch_frame(const WatchSample& now, WatchMemory& memory) {
     WatchMemory next;
     next.seconds = seconds;
     next.delivered = delivered;
+    // Entry i of a column, null where DPDK's reply was cut before it.
+    const auto cell = [&n](const char* key, size_t i) {
+        return n.contains(key) && i < n[key].size() ? n[key][i] : nlohmann::json();
+    };
+    size_t cut = 0;  // nodes some of whose figures the reply lacks
     if (n.is_object() && n.contains("name"))
         for (size_t i = 0; i < n["name"].size(); ++i) {
             Row r;
             r.name = n["name"][i].get<std::string>();
-            r.stage = n["stage"][i].get<std::string>();
-            r.in = count(n["in"][i]);
-            r.out = count(n["out"][i]);
-            r.drops = count(n["drops"][i]);
-            const double busy_s = number(n["busy_fraction"][i]) * seconds;
-            r.busy = dt > 0 ? std::max(0.0, (busy_s - memory.busy_s[r.name]) / dt) : number(n["busy_fraction"][i]);
+            const nlohmann::json stage = cell("stage", i);
+            r.stage = stage.is_string() ? stage.get<std::string>() : "?";
+            for (const char* k : {"stage", "in", "out", "drops", "busy_fraction"})
+                if (cell(k, i).is_null()) {
+                    ++cut;
+                    break;
+                }
+            r.in = count(cell("in", i));
+            r.out = count(cell("out", i));
+            r.drops = count(cell("drops", i));
+            const double busy_s = number(cell("busy_fraction", i)) * seconds;
+            r.busy = dt > 0 ? std::max(0.0, (busy_s - memory.busy_s[r.name]) / dt) : number(cell("busy_fraction", i));
             r.in_pps = per_s(r.in, memory.in[r.name]);
             r.out_pps = per_s(r.out, memory.out[r.name]);
             next.in[r.name] = r.in;
@@ -146,6 +160,9 @@ std::string watch_frame(const WatchSample& now, WatchMemory& memory) {
         t.add_row({r.name, r.stage, fixed(r.busy * 100, 0) + "%", fixed(r.in_pps / 1e6, 3), fixed(r.out_pps / 1e6, 3),
                    std::to_string(r.in), std::to_string(r.out), std::to_string(r.drops)});
     memory = std::move(next);
+    if (cut != 0)
+        text += "(DPDK's telemetry cut the reply at its size limit: " + std::to_string(cut) + " of " +
+                std::to_string(rows.size()) + " nodes lack some figures, shown as 0)\n";
     return text + t.str();
 }
 

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,13 @@ inline Location yaml_location(const std::string& file, const YAML::Mark& m) {
 // `next:`: one output feeds one edge, use a tee).
 inline void refuse_repeated_keys(const YAML::Node& root, const std::string& file, const std::string& left_to_reader = "") {
     std::vector<YAML::Node> todo{root};
+    // An alias is the anchored node itself: each container is walked once, however often it is
+    // aliased (nested aliases would otherwise expand exponentially: "a billion laughs").
+    std::set<int> walked;
     while (!todo.empty()) {
         const YAML::Node n = todo.back();
         todo.pop_back();
+        if ((n.IsMap() || n.IsSequence()) && !walked.insert(n.Mark().pos).second) continue;
         if (n.IsSequence())
             for (const YAML::Node& item : n) todo.push_back(item);
         if (!n.IsMap()) continue;

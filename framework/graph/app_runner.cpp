@@ -97,7 +97,7 @@ void AppRunner::start_stages() {
             if (memory_.bind) state_memory.emplace(memory_.node[n]);
             if (state_memory && !state_memory->error().empty() && unplaced_++ == 0)
                 spdlog::warn("memory: {}'s state is not placed ({}): {}", nc.name, describe(memory_.node[n]), state_memory->error());
-            instances_.push_back(Instance{&nc, n, create_stage(nc, worker_params(app_, nc, g.nodes[n]))});
+            instances_.push_back(Instance{&nc, n, create_stage(nc, g.nodes[n].name, worker_params(app_, nc, g.nodes[n]))});
             Stage& st = *instances_.back().stage;
             StageEnv env;
             env.pool = pools_[memory_.pool_of_node[n]].get();
@@ -186,9 +186,9 @@ std::string AppRunner::stage_name(const Instance& in) const {
 
 // As open_stage: what a constructor throws without a place (an allocation the host cannot give)
 // is the node's.
-std::unique_ptr<Stage> AppRunner::create_stage(const NodeConfig& nc, const ParamValues& params) {
+std::unique_ptr<Stage> AppRunner::create_stage(const NodeConfig& nc, const std::string& node, const ParamValues& params) {
     const auto failed = [&](const std::string& why) {
-        return LocatedError(nc.where, "'" + nc.name + "' (" + nc.stage->name + ") cannot be built: " + why);
+        return LocatedError(nc.where, "'" + node + "' (" + nc.stage->name + ") cannot be built: " + why);
     };
     try {
         return nc.stage->create(params);

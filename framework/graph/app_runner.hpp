@@ -129,7 +129,8 @@ private:
     // The constructor's second half: opens the stages, makes the channels and tasks.
     void start_stages();
     // Opens one stage; an error becomes a LocatedError naming the stage and its node.
-    std::unique_ptr<Stage> create_stage(const NodeConfig& nc, const ParamValues& params);
+    // Builds the stage of `nc` on graph node `node` (a farm worker's: fw.0).
+    std::unique_ptr<Stage> create_stage(const NodeConfig& nc, const std::string& node, const ParamValues& params);
     void open_stage(Instance& in, StageEnv& env);
     // Closes the first `opened_` stages, newest first, logging what their close() throws.
     void close_opened() noexcept;

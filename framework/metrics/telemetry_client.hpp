@@ -72,6 +72,10 @@ private:
     nlohmann::json receive(size_t max) {
         std::vector<char> buf(max);
         const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+        if (n < 0 && errno == EINTR) {  // a signal (watch's Ctrl-C): the socket is still there
+            failure_ = "interrupted";
+            return nlohmann::json::value_t::discarded;
+        }
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
             closed_ = true;
             failure_ = "the socket closed";

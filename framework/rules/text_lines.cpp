@@ -28,6 +28,9 @@ std::vector<std::string> read_text_lines(const std::string& path, const Location
             if (c == '\0')
                 throw LocatedError(Location{path, line}, "holds binary data (a NUL byte): a " + what + " file is text");
             if (c == '\n') {
+                if (lines.size() == kMaxTextLines)
+                    throw LocatedError(Location{path}, "has more than " + std::to_string(kMaxTextLines) + " lines: not a " + what +
+                                                           " file?");
                 lines.emplace_back();
                 continue;
             }

@@ -304,6 +304,14 @@ TEST_F(InstallTest, RefusesALibraryCutShortWithoutCrashing) {
         fs::permissions(cut, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
         expect_refused(tilepipe("stages --plugin " + sh_quote(cut)), cut, "is cut short: its ");
     }
+    // Whole, but an object file (e_type ET_REL, no program headers): dlopen's reason, not "cut short".
+    std::string object = whole;
+    object[16] = 1, object[17] = 0;  // e_type
+    object[54] = 0, object[55] = 0;  // e_phentsize
+    const std::string o = g->root + "/cut/libobject.so";
+    std::ofstream(o, std::ios::binary) << object;
+    fs::permissions(o, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    expect_refused(tilepipe("stages --plugin " + sh_quote(o)), o, "cannot be loaded as a shared library");
 }
 
 TEST_F(InstallTest, RefusesALibraryWithoutTheRegistrationEntryPoint) {

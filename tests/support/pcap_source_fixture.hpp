@@ -1,6 +1,7 @@
 // The `pcap` source's tests share these: parameters as a config gives them, app pools, a replay
 // drained to the end, captures read with libpcap and tcpdump, classic pcap files written byte
-// by byte, and the fixture (a scratch folder; refusal() and replay_whole()).
+// by byte, and the fixture (a scratch folder; refusal() and replay_whole()). In a named namespace,
+// its functions inline: one fixture type for every file that includes it, however they are built.
 #pragma once
 
 #include <pcap/pcap.h>
@@ -34,8 +35,7 @@
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
 
-namespace tp {
-namespace {
+namespace tp::pcap_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -45,9 +45,9 @@ using Given = test::Given;
 
 // Parameters as a config gives them: the node on line 1 of app.yaml, each given key on its own
 // line after it, in order.
-ParamValues pcap_params(const Given& given) { return test::stage_params("pcap", given); }
+inline ParamValues pcap_params(const Given& given) { return test::stage_params("pcap", given); }
 
-MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
+inline MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
     static std::atomic<int> serial{0};
     MbufPoolSpec spec;
     spec.name = "src_test_" + std::to_string(serial++);
@@ -56,7 +56,7 @@ MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
     return MbufPool(spec);
 }
 
-std::string frame_bytes(const rte_mbuf* m) {
+inline std::string frame_bytes(const rte_mbuf* m) {
     std::string s(rte_pktmbuf_pkt_len(m), '\0');
     const void* p = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), s.data());
     if (p != s.data()) std::memcpy(s.data(), p, s.size());
@@ -72,7 +72,7 @@ struct Replay {
 };
 
 // Runs the source to Done, freeing every packet; gives up after `limit` (a hung replay fails).
-Replay drain(PcapSource& src, bool keep_frames = false, std::chrono::seconds limit = std::chrono::seconds(60)) {
+inline Replay drain(PcapSource& src, bool keep_frames = false, std::chrono::seconds limit = std::chrono::seconds(60)) {
     Replay r;
     Burst b;
     const auto t0 = Clock::now();
@@ -101,7 +101,7 @@ Replay drain(PcapSource& src, bool keep_frames = false, std::chrono::seconds lim
     return r;
 }
 
-std::string pcap_path(const std::string& name) { return test::pcaps_dir() + "/" + name; }
+inline std::string pcap_path(const std::string& name) { return test::pcaps_dir() + "/" + name; }
 
 struct CaptureContents {
     std::vector<std::string> frames;
@@ -110,7 +110,7 @@ struct CaptureContents {
 };
 
 // The frames libpcap reads from `path` (used on files tcpdump wrote and on valid captures).
-CaptureContents read_with_libpcap(const std::string& path) {
+inline CaptureContents read_with_libpcap(const std::string& path) {
     CaptureContents c;
     char err[PCAP_ERRBUF_SIZE];
     pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
@@ -131,7 +131,7 @@ struct Command {
     std::string out;
 };
 
-Command run(const std::string& cmd) {
+inline Command run(const std::string& cmd) {
     Command c;
     FILE* f = popen(cmd.c_str(), "r");
     if (f == nullptr) return c;
@@ -143,7 +143,7 @@ Command run(const std::string& cmd) {
     return c;
 }
 
-std::string read_file(const std::string& path) {
+inline std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -169,7 +169,7 @@ struct TcpdumpVerdict {
     }
 };
 
-TcpdumpVerdict tcpdump_reads(const std::string& path, const std::string& scratch_dir) {
+inline TcpdumpVerdict tcpdump_reads(const std::string& path, const std::string& scratch_dir) {
     TcpdumpVerdict v;
     const std::string err = scratch_dir + "/tcpdump.err";
     const std::string out = scratch_dir + "/tcpdump.pcap";
@@ -202,10 +202,10 @@ struct RawRecord {
     uint32_t wire = 0;    // original length; 0 = data.size()
 };
 
-void put32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-void put16(std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); }
+inline void put32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
+inline void put16(std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); }
 
-std::string pcap_bytes(const std::vector<RawRecord>& records, uint32_t linktype = 1, bool nano = false,
+inline std::string pcap_bytes(const std::vector<RawRecord>& records, uint32_t linktype = 1, bool nano = false,
                        uint32_t snaplen = 65535) {
     std::string s;
     put32(s, nano ? 0xa1b23c4d : 0xa1b2c3d4);
@@ -225,10 +225,10 @@ std::string pcap_bytes(const std::vector<RawRecord>& records, uint32_t linktype 
     return s;
 }
 
-std::string frame(size_t len, char fill) { return std::string(len, fill); }
+inline std::string frame(size_t len, char fill) { return std::string(len, fill); }
 
 // Every event a stage counted, by name.
-std::map<std::string, uint64_t> events_of(const Stage& st) {
+inline std::map<std::string, uint64_t> events_of(const Stage& st) {
     std::map<std::string, uint64_t> m;
     for (size_t i = 0; i < st.events().size(); ++i) m[st.events()[i]] = st.stats().event[i].get();
     return m;
@@ -316,5 +316,4 @@ protected:
 
 };
 
-}  // namespace
-}  // namespace tp
+}  // namespace tp::pcap_test

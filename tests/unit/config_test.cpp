@@ -73,6 +73,15 @@ TEST(AppConfig, AKeyGivenTwiceInOneMappingIsRefusedAtTheSecondNamingTheFirst) {
               "app.yaml:5:1: 'app' is given twice in this mapping (first at line 1): give each key once");
     EXPECT_EQ(error_of("pipeline:\n  - synth\n  - farm: { workers: 2, workers: 3, worker: [pass] }\n  - drop\n"),
               "app.yaml:3:25: 'workers' is given twice in this mapping (first at line 3): give each key once");
+    // Aliases are walked once each: nine nested levels of ten (a billion nodes if expanded) end
+    // at the unknown key, not in an endless walk.
+    std::string laughs = "lol0: &l0 [a, a, a, a, a, a, a, a, a, a]\n";
+    for (int i = 1; i < 9; ++i) {
+        laughs += "lol" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+        for (int k = 0; k < 10; ++k) laughs += std::string(k ? ", " : "") + "*l" + std::to_string(i - 1);
+        laughs += "]\n";
+    }
+    EXPECT_EQ(error_of(laughs + "pipeline: [synth, drop]\n").rfind("app.yaml:1:1: unknown key 'lol0'", 0), 0u);
     // The same key in different mappings is two settings.
     EXPECT_EQ(error_of("pipeline:\n  - { stage: synth, name: a }\n  - { stage: pass, name: b }\n  - drop\n"), "no error");
 }

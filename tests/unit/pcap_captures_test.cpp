@@ -8,6 +8,8 @@
 namespace tp {
 namespace {
 
+using namespace pcap_test;  // the shared fixture and its helpers
+
 // ---- every shared capture against tcpdump --------------------------------------------------
 
 

@@ -7,6 +7,8 @@
 namespace tp {
 namespace {
 
+using namespace pcap_test;  // the shared fixture and its helpers
+
 // ---- bad input -----------------------------------------------------------------------------
 
 TEST_F(PcapSourceTest, AMissingFileIsRefusedWhereTheUserNamedIt) {

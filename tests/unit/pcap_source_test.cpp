@@ -7,6 +7,8 @@
 namespace tp {
 namespace {
 
+using namespace pcap_test;  // the shared fixture and its helpers
+
 // ---- registration and descriptors ----------------------------------------------------------
 
 TEST(PcapSourceRegistration, IsASourceNamedPcapWithItsParameters) {

@@ -6,6 +6,8 @@
 namespace tp {
 namespace {
 
+using namespace pcap_test;  // the shared fixture and its helpers
+
 // ---- big captures: preload or stream ---------------------------------------------------------
 
 // A capture of `count` Ethernet frames of varied lengths (60 to 1514 bytes, every 97th a
