@@ -18,6 +18,7 @@
 #include "descriptors/mbuf_pool.hpp"
 #include "framework/stage/registry.hpp"
 #include "framework/capture/capture_file.hpp"
+#include "framework/capture/capture_reader.hpp"
 #include "framework/ports/ethdev_port.hpp"
 
 namespace tp {
@@ -133,6 +134,9 @@ void PortSource::check_params(const ParamValues& p) {
     const std::string device = device_of(p);
     const bool from_file = !p.get_string("file").empty();
     if (from_file) CaptureFile::check_header(p.get_string("file"), p.where("file"));
+    // net_pcap ends a file at a damaged record, counting it only among the port's ierrors:
+    // `strict` reads the records first and refuses the file naming the record, as pcap's does.
+    if (from_file && p.get_bool("strict")) CaptureFile::check_records(p.get_string("file"), p.where("file"));
     try {
         for (const std::string& f : rx_pcap_files(device)) link_layer_of_file(f);
     } catch (const std::runtime_error& e) {
@@ -268,6 +272,26 @@ bool PortSource::replay_ended() {
     return st.ipackets + st.rx_nombuf + st.imissed + st.ierrors >= replay_.port_total;
 }
 
+// The port counted errors while replaying its file: net_pcap stops at a record it cannot read
+// and says nothing of where. Reads the file (only now, on this rare path) to name the record.
+void PortSource::warn_damaged_file() const {
+    const std::string& path = params_.get_string("file");
+    try {
+        CaptureReader reader(path);
+        for (;;) {
+            const CaptureReader::Next n = reader.next();
+            if (n == CaptureReader::Next::Record || n == CaptureReader::Next::Skipped) continue;
+            if (n == CaptureReader::Next::End) return;
+            const bool cut = n == CaptureReader::Next::Truncated;
+            spdlog::warn("{}: {}: {}; the port replayed the records before it, the rest counted as ierrors{}", device_, path,
+                         cut ? reader.truncation() : reader.error(), cut ? "" : " (strict: true refuses such a file)");
+            return;
+        }
+    } catch (const std::exception& e) {
+        spdlog::warn("{}: {}", device_, e.what());
+    }
+}
+
 void PortSource::close() {
     if (!opened_) return;
     opened_ = false;
@@ -284,6 +308,7 @@ void PortSource::close() {
     count_event(no_mbuf_, lost.no_mbuf);
     count_event(missed_, lost.missed);
     count_event(errors_, lost.errors);
+    if (lost.errors != 0 && !params_.get_string("file").empty()) warn_damaged_file();
     stats().lost_before.add(lost.total());
     ethdev_port_release(port_id_);
 }
@@ -299,6 +324,9 @@ TILEPIPE_STAGE(PortSource, "port", "receive from one RX queue of a DPDK ethdev p
                                   "instead of `device`: a capture replayed through a net_pcap vdev made for this "
                                   "node, every RX queue replaying the whole file once; other link types than "
                                   "Ethernet become Ethernet as the pcap source makes them").input_file(),
+               param<bool>("strict", false,
+                           "with `file`: refuse a capture with a damaged record, naming it (as tcpdump does), instead "
+                           "of replaying the records before it (net_pcap counts the rest among ierrors)"),
                param<uint16_t>("rx_queue", 0, "RX queue this instance reads (in a farm's workers: the worker's index)"),
                param<uint16_t>("queues", 1, "RX/TX queues configured on the port by its first user; > 1 turns on RSS")
                    .between(1, 64),

@@ -90,6 +90,7 @@ public:
     double idle_timeout() const { return idle_seconds_; }
 
 private:
+    void warn_damaged_file() const;  // close(): names the record net_pcap stopped at
     bool replay_ended();
     SourceStatus produce_normalised(Burst& b, rte_mbuf** m, uint16_t n);
     ParamValues params_;

@@ -57,6 +57,20 @@ uint64_t capture_field(const nlohmann::json& j, const char* key) { return j["cap
 // at a pcapng interface): replayed + skipped = that count, nothing unaccounted, pools full.
 // A damaged record ends the replay (capture.errors), and --strict refuses the file naming the
 // record. Only files whose header is not a capture's are refused, on one line naming the file.
+// A port replaying a capture cut inside a record (net_pcap stops there, counting ierrors and
+// saying nothing of where): the run names the file and the record.
+TEST(Cli, APortReplayingACutCaptureNamesWhereItWasCut) {
+    const std::string whole = read_file(pcaps_dir() + "/pcpp__DnsPackets.pcap");
+    const std::string cut = tmp_path("cut.pcap");
+    std::ofstream(cut, std::ios::binary) << whole.substr(0, 1000);
+    const CommandResult r = tilepipe("run conf/rss.yaml --quiet --set rx.port.file=" + cut);
+    fs::remove(cut);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(cut + ": record [0-9]+: truncated dump file; .*; the port replayed the "
+                                                          "records before it, the rest counted as ierrors\n")))
+        << r.err;
+}
+
 TEST(Cli, EverySharedCaptureReplaysWithTcpdumpsCountOrIsRefusedClearly) {
     int replayed = 0;
     std::set<std::string> replayed_links;

@@ -29,6 +29,17 @@ struct Case {
     std::vector<std::pair<std::string, std::string>> files = {};  // written into {dir} first
 };
 
+// A classic pcap of one good 60-byte record, then one whose captured length (300000) is beyond
+// any libpcap reads (262144): a damaged record 2.
+std::string pcap_with_bad_second_record() {
+    const auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+    const auto u16 = [](uint16_t v) { return std::string(reinterpret_cast<const char*>(&v), 2); };
+    std::string s = u32(0xa1b2c3d4) + u16(2) + u16(4) + u32(0) + u32(0) + u32(65535) + u32(1);
+    s += u32(1) + u32(0) + u32(60) + u32(60) + std::string(60, 'a');
+    s += u32(2) + u32(0) + u32(300000) + u32(300000) + std::string(60, 'b');
+    return s;
+}
+
 std::string substitute(std::string s, const std::string& dir) {
     for (size_t at; (at = s.find("{dir}")) != std::string::npos;) s.replace(at, 5, dir);
     return s;
@@ -166,6 +177,8 @@ std::vector<Case> cases() {
          "rx_queue", "does not exist: the port gets 2 queue(s)"},
         {"PortQueuesZero", "  - stage: port\n    device: net_null0\n    queues: 0\n" + sink, "queues", "must be from 1 to 64"},
         {"PortFileMissing", "  - stage: port\n    file: {dir}/none.pcap\n" + sink, "file", "cannot open capture"},
+        {"PortFileDamagedStrict", "  - stage: port\n    file: {dir}/bad.pcap\n    strict: true\n" + sink, "", "record 2: ",
+         "{dir}/bad.pcap", {{"bad.pcap", pcap_with_bad_second_record()}}},
         // port_out
         {"PortOutQueueBeyondQueues", src + "  - stage: port_out\n    queues: 2\n    tx_queue: 5\n", "tx_queue",
          "does not exist: the port gets 2 queue(s)"},
