@@ -110,6 +110,10 @@ int watch(const WatchArgs& args) {
         // A run registers /tilepipe/... once its stages are built (captures loaded), and DPDK
         // answers null until then, as it does for another program's socket: wait a while for
         // the first frame, then refuse.
+        if (stats.is_null() && drawn > 0) {  // the run finished and withdrew its endpoints before its socket went
+            ended = true;
+            break;
+        }
         if (stats.is_null() && drawn == 0 && clock::now() < patience_ends) {
             if (!waiting) std::fprintf(stderr, "tilepipe: watch: %s publishes no tilepipe run yet: waiting up to %d s\n", path.c_str(),
                                        kStartPatienceS);
