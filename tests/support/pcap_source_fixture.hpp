@@ -34,6 +34,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp::pcap_test {
 
@@ -48,12 +49,7 @@ using Given = test::Given;
 inline ParamValues pcap_params(const Given& given) { return test::stage_params("pcap", given); }
 
 inline MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
-    static std::atomic<int> serial{0};
-    MbufPoolSpec spec;
-    spec.name = "src_test_" + std::to_string(serial++);
-    spec.mbufs = mbufs;
-    spec.data_room = data_room;
-    return MbufPool(spec);
+    return test::named_pool("src_test_", {.mbufs = mbufs, .data_room = data_room});
 }
 
 inline std::string frame_bytes(const rte_mbuf* m) {

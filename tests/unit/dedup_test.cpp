@@ -19,6 +19,7 @@
 #include "stages/pcap_source.hpp"
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -37,12 +38,7 @@ std::string frame_bytes(const rte_mbuf* m) {
 class DedupTest : public testing::Test {
 protected:
     DedupTest() {
-        static std::atomic<int> serial{0};
-        MbufPoolSpec spec;
-        spec.name = "dedup_test_" + std::to_string(serial++);
-        spec.mbufs = 1023;
-        spec.data_room = 256;
-        pool_ = std::make_unique<MbufPool>(spec);
+        pool_ = std::make_unique<MbufPool>(test::named_pool("dedup_test_", {.mbufs = 1023, .data_room = 256}));
     }
 
     // A frame as a chain of segments of at most `seg` bytes.

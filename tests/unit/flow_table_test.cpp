@@ -31,6 +31,7 @@
 #include "tests/support/tshark.hpp"
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -46,13 +47,7 @@ using test::tshark_conversations;
 
 ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
-MbufPool test_pool(uint32_t mbufs = 4095) {
-    static std::atomic<int> serial{0};
-    MbufPoolSpec spec;
-    spec.name = "flow_test_" + std::to_string(serial++);
-    spec.mbufs = mbufs;
-    return MbufPool(spec);
-}
+MbufPool test_pool(uint32_t mbufs = 4095) { return test::named_pool("flow_test_", {.mbufs = mbufs}); }
 
 void put16(Bytes& b, uint16_t v) {
     b.push_back(static_cast<uint8_t>(v >> 8));

@@ -27,6 +27,7 @@
 #include "tests/support/process.hpp"
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -177,12 +178,7 @@ protected:
     test::ScratchDir scratch_{"tp_payload_match"};
     const std::string dir_ = scratch_.path();
     void SetUp() override {
-        static std::atomic<int> serial{0};
-        MbufPoolSpec spec;
-        spec.name = "pm_test_" + std::to_string(serial++);
-        spec.mbufs = 1023;
-        spec.data_room = 128;  // small segments: long frames become chains
-        pool_ = std::make_unique<MbufPool>(spec);
+        pool_ = std::make_unique<MbufPool>(test::named_pool("pm_test_", {.mbufs = 1023, .data_room = 128}));  // small segments: long frames become chains
     }
 
     std::string write(const std::string& name, const std::string& text) {

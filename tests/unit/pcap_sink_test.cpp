@@ -24,6 +24,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -36,12 +37,7 @@ using Given = test::Given;
 ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 MbufPool app_pool(uint32_t mbufs = 8191, uint16_t data_room = 2048) {
-    static std::atomic<int> serial{0};
-    MbufPoolSpec spec;
-    spec.name = "sink_test_" + std::to_string(serial++);
-    spec.mbufs = mbufs;
-    spec.data_room = data_room;
-    return MbufPool(spec);
+    return test::named_pool("sink_test_", {.mbufs = mbufs, .data_room = data_room});
 }
 
 struct Written {

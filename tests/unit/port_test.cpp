@@ -24,6 +24,7 @@
 #include "tests/support/eal_fixture.hpp"
 #include "tests/support/stage_params.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -37,12 +38,7 @@ using Given = test::Given;
 ParamValues params_of(const std::string& stage, const Given& given) { return test::stage_params(stage, given); }
 
 MbufPool app_pool(uint32_t mbufs = 4095) {
-    static std::atomic<int> serial{0};
-    MbufPoolSpec spec;
-    spec.name = "port_test_" + std::to_string(serial++);
-    spec.mbufs = mbufs;
-    spec.cache = 0;  // available() exact from any thread
-    return MbufPool(spec);
+    return test::named_pool("port_test_", {.mbufs = mbufs, .cache = 0});  // cache 0: available() exact from any thread
 }
 
 // A burst of `n` frames of 60 bytes, the first 4 bytes holding their sequence number.

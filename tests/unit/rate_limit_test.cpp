@@ -19,6 +19,7 @@
 #include "framework/stage/registry.hpp"
 #include "stages/rate_limit.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -37,11 +38,7 @@ uint64_t event(const Stage& s, const std::string& name) {
 class RateLimitTest : public testing::Test {
 protected:
     RateLimitTest() {
-        static std::atomic<int> serial{0};
-        MbufPoolSpec spec;
-        spec.name = "rate_test_" + std::to_string(serial++);
-        spec.mbufs = 1023;
-        pool_ = std::make_unique<MbufPool>(spec);
+        pool_ = std::make_unique<MbufPool>(test::named_pool("rate_test_", {.mbufs = 1023}));
     }
 
     // Sends `count` frames of `size` bytes back to back; returns the colors of those that came

@@ -13,6 +13,7 @@
 #include "framework/stage/registry.hpp"
 #include "stages/sample.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -24,11 +25,7 @@ ParamValues sample_params(const Given& given) { return test::stage_params("sampl
 class SampleTest : public testing::Test {
 protected:
     SampleTest() {
-        static std::atomic<int> serial{0};
-        MbufPoolSpec spec;
-        spec.name = "sample_test_" + std::to_string(serial++);
-        spec.mbufs = 1023;
-        pool_ = std::make_unique<MbufPool>(spec);
+        pool_ = std::make_unique<MbufPool>(test::named_pool("sample_test_", {.mbufs = 1023}));
     }
 
     // Pushes packets numbered 0..count-1 through `s` in bursts of `burst`; returns the numbers

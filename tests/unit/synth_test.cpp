@@ -23,6 +23,7 @@
 #include "tests/support/process.hpp"
 #include "tests/support/tshark.hpp"
 #include "tests/support/stage_params.hpp"
+#include "tests/support/test_pool.hpp"
 
 namespace tp {
 namespace {
@@ -32,14 +33,7 @@ using Given = test::Given;
 
 ParamValues synth_params(const Given& given) { return test::stage_params("synth", given); }
 
-MbufPool synth_pool() {
-    static std::atomic<int> serial{0};
-    MbufPoolSpec spec;
-    spec.name = "synth_test_" + std::to_string(serial++);
-    spec.mbufs = 1023;
-    spec.data_room = 9216;
-    return MbufPool(spec);
-}
+MbufPool synth_pool() { return test::named_pool("synth_test_", {.mbufs = 1023, .data_room = 9216}); }
 
 // Every frame `given` makes a synth emit (its `count` must be set), in order.
 std::vector<std::vector<uint8_t>> emitted(const Given& given) {
